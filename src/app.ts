@@ -1,0 +1,130 @@
+import cors from '@fastify/cors';
+import rateLimit from '@fastify/rate-limit';
+import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import Fastify from 'fastify';
+import authPlugin from './auth/plugin.js';
+import { createVerifier, type TokenVerifier } from './auth/verifier.js';
+import type { Config } from './config.js';
+import type { Store } from './db/dialect.js';
+import { isReady, openStore } from './db/store.js';
+import { cardRoutes } from './modules/cards/routes.js';
+import { Card, CardSummary } from './modules/cards/schemas.js';
+import { createCardService } from './modules/cards/service.js';
+import { familyRoutes } from './modules/families/routes.js';
+import { Family } from './modules/families/schemas.js';
+import { createFamilyService } from './modules/families/service.js';
+import { groupRoutes } from './modules/groups/routes.js';
+import { Group } from './modules/groups/schemas.js';
+import { createGroupService } from './modules/groups/service.js';
+import { libraryRoutes } from './modules/library/routes.js';
+import { LibraryRecord } from './modules/library/schemas.js';
+import { createLibraryService } from './modules/library/service.js';
+import { wishlistRoutes } from './modules/wishlists/routes.js';
+import { Wishlist } from './modules/wishlists/schemas.js';
+import { createWishlistService } from './modules/wishlists/service.js';
+import { errorHandler, methodAwareNotFound } from './shared/error-handler.js';
+import { ErrorBody } from './shared/schemas.js';
+import type { App } from './shared/http.js';
+import { migrateToLatest } from './db/migrate.js';
+
+export interface AppOptions {
+  /** Use this store instead of opening the configured one (it is then not closed with the app). */
+  store?: Store;
+  /** Apply pending migrations before serving (default true). */
+  migrate?: boolean;
+}
+
+/**
+ * Builds the whole application from a config: every Fastify, validator and plugin option lives
+ * here, so tests and production run the same app. It never listens.
+ */
+export async function buildApp(config: Readonly<Config>, opts: AppOptions = {}): Promise<App> {
+  const store = opts.store ?? openStore(config.database);
+  if (opts.migrate !== false) await migrateToLatest(store);
+  const verifier: TokenVerifier = await createVerifier(config.auth);
+
+  const app = Fastify({
+    logger: {
+      level: config.logLevel,
+      redact: ['req.headers.authorization'],
+    },
+    bodyLimit: config.bodyLimit,
+    requestIdHeader: 'x-request-id',
+    return503OnClosing: true,
+    ajv: {
+      customOptions: {
+        // A wrong type is the caller's mistake to hear about, not to have silently converted.
+        coerceTypes: false,
+        // Unknown fields are kept (cards and wishlist elements store them as sent).
+        removeAdditional: false,
+        useDefaults: true,
+        allErrors: false,
+      },
+    },
+  }).withTypeProvider<TypeBoxTypeProvider>();
+
+  if (!opts.store) app.addHook('onClose', async () => store.db.destroy());
+
+  for (const schema of [ErrorBody, Card, CardSummary, Family, LibraryRecord, Group, Wishlist]) {
+    app.addSchema(schema);
+  }
+  // Only JSON bodies are accepted: without its parser, text/plain is refused like any other type.
+  app.removeContentTypeParser('text/plain');
+  app.setErrorHandler(errorHandler);
+
+  await app.register(cors, {
+    origin: config.corsOrigin === '*' ? '*' : config.corsOrigin,
+    methods: ['GET', 'HEAD', 'POST', 'PUT', 'DELETE'],
+  });
+  if (config.rateLimitPerMinute > 0) {
+    await app.register(rateLimit, { max: config.rateLimitPerMinute, timeWindow: '1 minute' });
+  }
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'Cardshelf',
+        version: '1.0.0',
+        description:
+          "Families' audio-card libraries: MYO cards, the family and its library, library groups and wishlists. Errors are `{\"error\": {\"code\", \"message\"}}`.",
+      },
+      components: {
+        securitySchemes: { bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } },
+      },
+    },
+    refResolver: {
+      buildLocalReference: (json, _baseUri, _fragment, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`),
+    },
+  });
+  await app.register(swaggerUi, { routePrefix: '/docs' });
+  await app.register(authPlugin, { verifier });
+  app.setNotFoundHandler(methodAwareNotFound(app));
+
+  app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+  app.get('/healthz', { schema: { tags: ['operations'], summary: 'The process is up' } }, async () => ({
+    status: 'ok',
+  }));
+  app.get('/readyz', { schema: { tags: ['operations'], summary: 'The database answers' } }, async (_req, reply) =>
+    (await isReady(store))
+      ? { status: 'ok' }
+      : reply.code(503).send({ error: { code: 'unavailable', message: 'the database does not answer' } }),
+  );
+  app.get(
+    '/.well-known/jwks.json',
+    { schema: { tags: ['operations'], summary: "The local token issuer's public keys" } },
+    async (_req, reply) =>
+      verifier.jwks ??
+      reply.code(404).send({ error: { code: 'not-found', message: 'tokens are issued by an external issuer' } }),
+  );
+
+  const families = createFamilyService(store, config);
+  await app.register(cardRoutes, { cards: createCardService(store, families) });
+  await app.register(familyRoutes, { families });
+  await app.register(libraryRoutes, { library: createLibraryService(store, families) });
+  await app.register(groupRoutes, { groups: createGroupService(store, families, config) });
+  await app.register(wishlistRoutes, { wishlists: createWishlistService(store) });
+
+  return app as unknown as App;
+}

@@ -1,0 +1,81 @@
+import {
+  createLocalJWKSet,
+  createRemoteJWKSet,
+  errors as joseErrors,
+  jwtVerify,
+  type JSONWebKeySet,
+  type JWTVerifyGetKey,
+} from 'jose';
+import type { AuthConfig } from '../config.js';
+import { loadOrCreateSigningKey, LOCAL_ALG } from './local-issuer.js';
+import { scopesOf } from './scopes.js';
+
+export interface Principal {
+  /** The user id: the token's `sub`. */
+  userId: string;
+  scopes: ReadonlySet<string>;
+}
+
+/** Why a token was refused; the message is safe to show to the caller. */
+export class TokenRejected extends Error {}
+
+export interface TokenVerifier {
+  verify(token: string): Promise<Principal>;
+  /** The local issuer's public keys; `null` when an external issuer signs the tokens. */
+  readonly jwks: JSONWebKeySet | null;
+}
+
+export async function createVerifier(auth: AuthConfig): Promise<TokenVerifier> {
+  let keys: JWTVerifyGetKey;
+  let jwks: JSONWebKeySet | null = null;
+  let algorithms: string[] | undefined;
+  if (auth.mode === 'local') {
+    const key = await loadOrCreateSigningKey(auth.keyFile);
+    jwks = { keys: [key.publicJwk] };
+    keys = createLocalJWKSet(jwks);
+    algorithms = [LOCAL_ALG];
+  } else {
+    // Fetched on first use and cached; refetched when a token names an unknown key id.
+    keys = createRemoteJWKSet(new URL(auth.jwksUrl));
+  }
+  const options = { issuer: auth.issuer, audience: auth.audience, algorithms };
+
+  return {
+    jwks,
+    async verify(token: string): Promise<Principal> {
+      try {
+        const { payload } = await jwtVerify(token, keys, options);
+        if (typeof payload.sub !== 'string' || payload.sub === '') {
+          throw new TokenRejected('token has no subject (sub)');
+        }
+        return { userId: payload.sub, scopes: scopesOf(payload) };
+      } catch (err) {
+        throw toRejection(err);
+      }
+    },
+  };
+}
+
+/** jose's errors become one of ours here, with a message fit for the caller. */
+function toRejection(err: unknown): Error {
+  if (err instanceof TokenRejected) return err;
+  if (err instanceof joseErrors.JWTExpired) return new TokenRejected('token has expired');
+  if (err instanceof joseErrors.JWTClaimValidationFailed) {
+    return new TokenRejected(`token claim '${err.claim}' is not valid: ${err.reason}`);
+  }
+  if (err instanceof joseErrors.JWSSignatureVerificationFailed) {
+    return new TokenRejected('token signature is not valid');
+  }
+  if (err instanceof joseErrors.JOSEAlgNotAllowed || err instanceof joseErrors.JOSENotSupported) {
+    return new TokenRejected('token algorithm is not accepted');
+  }
+  if (err instanceof joseErrors.JWKSNoMatchingKey) {
+    return new TokenRejected('token is not signed by a known key');
+  }
+  if (err instanceof joseErrors.JWKSTimeout || err instanceof joseErrors.JWKSInvalid) {
+    // The issuer's key set could not be had: not the caller's fault, so not a 401.
+    return err;
+  }
+  if (err instanceof joseErrors.JOSEError) return new TokenRejected('token is malformed');
+  return err instanceof Error ? err : new Error(String(err));
+}

@@ -1,0 +1,120 @@
+import { parseArgs } from 'node:util';
+import { loadOrCreateSigningKey, mintToken } from './auth/local-issuer.js';
+import { ConfigError, loadConfig, type Config } from './config.js';
+import { migrateToLatest } from './db/migrate.js';
+import { openStore } from './db/store.js';
+import { DEMO_USER, seedDemo } from './seed/demo.js';
+import { serve } from './server.js';
+
+const USAGE = `usage: cardshelf <command> [options]
+
+commands:
+  serve                      start the server (PORT, DATA_DIR, DATABASE_URL, ... from the environment)
+  migrate                    apply pending database migrations
+  token --sub ID [--scope "S1 S2"] [--expires-in 1h]
+                             print a token signed by the local issuer (durations: 30s, 15m, 2h, 7d)
+  seed --demo                load a small demo data set and print a token for its user
+
+Settings come from the environment; see README.md.
+`;
+
+const err = (line: string): void => {
+  process.stderr.write(`${line}\n`);
+};
+
+/** Runs one command; resolves to the exit code. Only `token` and `seed` write to stdout. */
+export async function main(argv: string[]): Promise<number> {
+  const [command, ...rest] = argv;
+  if (!command || command === 'help' || command === '--help' || command === '-h') {
+    (command ? process.stdout : process.stderr).write(USAGE);
+    return command ? 0 : 2;
+  }
+  let config: Readonly<Config>;
+  try {
+    config = loadConfig();
+  } catch (e) {
+    if (e instanceof ConfigError) {
+      err(e.message);
+      return 2;
+    }
+    throw e;
+  }
+  switch (command) {
+    case 'serve':
+      parseArgs({ args: rest, options: {} });
+      await serve(config);
+      return 0;
+    case 'migrate':
+      return migrate(config);
+    case 'token':
+      return token(config, rest);
+    case 'seed':
+      return seed(config, rest);
+    default:
+      err(`cardshelf: unknown command '${command}'\n\n${USAGE}`);
+      return 2;
+  }
+}
+
+async function migrate(config: Readonly<Config>): Promise<number> {
+  const store = openStore(config.database);
+  try {
+    const { results = [] } = await migrateToLatest(store);
+    if (results.length === 0) err('migrations: already up to date');
+    for (const r of results) err(`migration ${r.migrationName}: ${r.status}`);
+    return 0;
+  } finally {
+    await store.db.destroy();
+  }
+}
+
+async function token(config: Readonly<Config>, args: string[]): Promise<number> {
+  const { values } = parseArgs({
+    args,
+    options: {
+      sub: { type: 'string' },
+      scope: { type: 'string', default: '' },
+      'expires-in': { type: 'string', default: '1h' },
+    },
+  });
+  if (!values.sub) {
+    err('cardshelf token: --sub is required, e.g. --sub "auth0|alice"');
+    return 2;
+  }
+  if (config.auth.mode !== 'local') {
+    err('cardshelf token: tokens come from the external issuer (AUTH_ISSUER is set)');
+    return 2;
+  }
+  const key = await loadOrCreateSigningKey(config.auth.keyFile);
+  try {
+    const jwt = await mintToken(key, {
+      sub: values.sub,
+      scope: values.scope,
+      expiresIn: values['expires-in'],
+      issuer: config.auth.issuer,
+      audience: config.auth.audience,
+    });
+    process.stdout.write(`${jwt}\n`);
+    return 0;
+  } catch (e) {
+    err(`cardshelf token: ${(e as Error).message}`);
+    return 2;
+  }
+}
+
+async function seed(config: Readonly<Config>, args: string[]): Promise<number> {
+  const { values } = parseArgs({ args, options: { demo: { type: 'boolean', default: false } } });
+  if (!values.demo) {
+    err('cardshelf seed: say what to load: --demo');
+    return 2;
+  }
+  const store = openStore(config.database);
+  try {
+    await migrateToLatest(store);
+    await seedDemo(store, config, err);
+  } finally {
+    await store.db.destroy();
+  }
+  err(`demo user: ${DEMO_USER}; the token below is valid for 24 hours`);
+  return token(config, ['--sub', DEMO_USER, '--scope', 'user:content:manage family:library:manage', '--expires-in', '24h']);
+}

@@ -1,0 +1,125 @@
+import type { Generated, Insertable, Selectable, Updateable } from 'kysely';
+
+/**
+ * The schema, as Kysely sees it. Column types are portable on purpose: timestamps are ISO 8601
+ * strings (they sort as text), booleans are 0/1 integers, and JSON documents are text. So the
+ * same rows, queries and migrations serve SQLite and PostgreSQL, and a stored JSON document can
+ * be sent to a client without being parsed and serialised again.
+ */
+export interface Database {
+  cards: CardsTable;
+  families: FamiliesTable;
+  family_memberships: FamilyMembershipsTable;
+  family_devices: FamilyDevicesTable;
+  family_events: FamilyEventsTable;
+  library_records: LibraryRecordsTable;
+  library_groups: LibraryGroupsTable;
+  wishlists: WishlistsTable;
+}
+
+/** 0 or 1: booleans stored portably. */
+export type Flag = number;
+
+export interface CardsTable {
+  card_id: string;
+  /** The owner (a token `sub`). */
+  user_id: string;
+  /** `myo` (made by a user) or `catalogue` (loaded by an operator). */
+  origin: 'myo' | 'catalogue';
+  /** Readable by everyone and addable to any library. */
+  is_free: Flag;
+  /** Part of the club subscription: addable to any library. */
+  in_club: Flag;
+  deleted: Flag;
+  sortkey: string;
+  created_at: string;
+  updated_at: string;
+  /** The full card, with chapters, as JSON. */
+  doc: string;
+  /** The list form (no `content.chapters`), as JSON. */
+  summary: string;
+}
+
+export interface FamiliesTable {
+  family_id: string;
+  country: string;
+  /** JSON object, e.g. {"sharingOn": false}. */
+  flags: string;
+  created_at: string;
+  updated_at: string;
+}
+
+/**
+ * Which family a user belongs to (at most one: the key is the user). `listed` tells whether the
+ * user shows in the family's `members`; a user who only has a stub family is not listed.
+ */
+export interface FamilyMembershipsTable {
+  user_id: string;
+  family_id: string;
+  listed: Flag;
+  added_at: string;
+  approved: Flag;
+  approved_at: string | null;
+  verified: Flag;
+  verified_email: string | null;
+  /** Position in the members array, as the operator gave it. */
+  position: number;
+}
+
+export interface FamilyDevicesTable {
+  device_id: string;
+  family_id: string;
+  added_at: string;
+  position: number;
+}
+
+export interface FamilyEventsTable {
+  id: Generated<number>;
+  family_id: string;
+  type: string;
+  at: string;
+  /** JSON object of the event's details. */
+  details: string;
+}
+
+export interface LibraryRecordsTable {
+  record_id: string;
+  family_id: string;
+  card_id: string;
+  provenance_id: string;
+  reason: string;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface LibraryGroupsTable {
+  group_id: string;
+  family_id: string;
+  name: string;
+  image_id: string;
+  /** JSON array of {contentId, addedAt}. */
+  items: string;
+  created_at: string;
+  last_modified_at: string;
+}
+
+export interface WishlistsTable {
+  wishlist_id: string;
+  share_id: string;
+  user_id: string;
+  /** JSON array of content elements, as sent. */
+  content: string;
+  created_at: string;
+  updated_at: string;
+}
+
+export type CardRow = Selectable<CardsTable>;
+export type NewCardRow = Insertable<CardsTable>;
+export type CardRowUpdate = Updateable<CardsTable>;
+export type FamilyRow = Selectable<FamiliesTable>;
+export type MembershipRow = Selectable<FamilyMembershipsTable>;
+export type DeviceRow = Selectable<FamilyDevicesTable>;
+export type FamilyEventRow = Selectable<FamilyEventsTable>;
+export type LibraryRecordRow = Selectable<LibraryRecordsTable>;
+export type GroupRow = Selectable<LibraryGroupsTable>;
+export type WishlistRow = Selectable<WishlistsTable>;

@@ -1,0 +1,24 @@
+import type { ColumnDefinitionBuilder, Kysely, Transaction } from 'kysely';
+import type { Database } from './database.js';
+
+/**
+ * Everything that differs between the databases Cardshelf runs on, in one place. Queries,
+ * repositories and migrations ask this object instead of testing which database they are on.
+ */
+export interface StoreDialect {
+  readonly name: 'sqlite' | 'postgres';
+  /** Builds the Kysely instance (and its connection or pool). */
+  createKysely(): Kysely<Database>;
+  /**
+   * Serialises the writers of one key (a user, a family) until the transaction ends, so that a
+   * check-then-insert (a count limit, a stub family) holds under concurrency, across processes.
+   */
+  lockKey(trx: Transaction<Database>, key: string): Promise<void>;
+  /** Turns a column definition into an auto-incrementing integer primary key. */
+  autoIncrementPrimaryKey(col: ColumnDefinitionBuilder): ColumnDefinitionBuilder;
+}
+
+export interface Store {
+  readonly db: Kysely<Database>;
+  readonly dialect: StoreDialect;
+}

@@ -1,0 +1,23 @@
+import { Migrator, type Migration, type MigrationProvider, type MigrationResultSet } from 'kysely';
+import type { Store, StoreDialect } from './dialect.js';
+import { initial } from './migrations/001-initial.js';
+
+/** The migrations, in order. Names sort; each is built for the dialect it runs on. */
+function migrations(dialect: StoreDialect): Record<string, Migration> {
+  return {
+    '001-initial': initial(dialect),
+  };
+}
+
+/**
+ * Brings the schema up to date. Kysely's Migrator takes a lock (an advisory lock on PostgreSQL,
+ * the write lock on SQLite), so instances that start together never run a migration twice.
+ */
+export async function migrateToLatest(store: Store): Promise<MigrationResultSet> {
+  const provider: MigrationProvider = { getMigrations: async () => migrations(store.dialect) };
+  const result = await new Migrator({ db: store.db, provider }).migrateToLatest();
+  if (result.error) {
+    throw result.error instanceof Error ? result.error : new Error(String(result.error));
+  }
+  return result;
+}

@@ -1,0 +1,28 @@
+import { sql } from 'kysely';
+import type { Config } from '../config.js';
+import type { Store, StoreDialect } from './dialect.js';
+import { sqliteDialect } from './sqlite.js';
+
+export function dialectFor(database: Config['database']): StoreDialect {
+  switch (database.kind) {
+    case 'sqlite':
+      return sqliteDialect(database.file);
+    case 'postgres':
+      throw new Error('PostgreSQL is not available in this build');
+  }
+}
+
+export function openStore(database: Config['database']): Store {
+  const dialect = dialectFor(database);
+  return { db: dialect.createKysely(), dialect };
+}
+
+/** True when the database answers a trivial query. */
+export async function isReady(store: Store): Promise<boolean> {
+  try {
+    await sql`select 1`.execute(store.db);
+    return true;
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,46 @@
+import type { Kysely, Transaction } from 'kysely';
+import type { CardRow, CardRowUpdate, Database, NewCardRow } from '../../db/database.js';
+
+type Db = Kysely<Database> | Transaction<Database>;
+
+/** The list forms of a user's MYO cards, in list order (sortkey, then cardId). */
+export async function listSummariesByOwner(db: Db, userId: string, includeDeleted: boolean): Promise<string[]> {
+  let query = db
+    .selectFrom('cards')
+    .select('summary')
+    .where('user_id', '=', userId)
+    .where('origin', '=', 'myo');
+  if (!includeDeleted) query = query.where('deleted', '=', 0);
+  const rows = await query.orderBy('sortkey').orderBy('card_id').execute();
+  return rows.map((r) => r.summary);
+}
+
+export async function findCard(db: Db, cardId: string): Promise<CardRow | undefined> {
+  return db.selectFrom('cards').selectAll().where('card_id', '=', cardId).executeTakeFirst();
+}
+
+/** Full documents of the given cards that are not deleted, keyed by id (one query). */
+export async function findLiveDocs(db: Db, cardIds: readonly string[]): Promise<Map<string, string>> {
+  if (cardIds.length === 0) return new Map();
+  const rows = await db
+    .selectFrom('cards')
+    .select(['card_id', 'doc'])
+    .where('card_id', 'in', [...new Set(cardIds)])
+    .where('deleted', '=', 0)
+    .execute();
+  return new Map(rows.map((r) => [r.card_id, r.doc]));
+}
+
+/** Inserts a card; false when the id is taken. */
+export async function insertCard(db: Db, row: NewCardRow): Promise<boolean> {
+  const result = await db
+    .insertInto('cards')
+    .values(row)
+    .onConflict((oc) => oc.column('card_id').doNothing())
+    .executeTakeFirst();
+  return Number(result.numInsertedOrUpdatedRows ?? 0n) === 1;
+}
+
+export async function updateCard(db: Db, cardId: string, changes: CardRowUpdate): Promise<void> {
+  await db.updateTable('cards').set(changes).where('card_id', '=', cardId).execute();
+}

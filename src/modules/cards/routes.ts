@@ -1,0 +1,101 @@
+import { Type } from '@sinclair/typebox';
+import { SCOPES } from '../../auth/scopes.js';
+import { isOn } from '../../shared/query-flags.js';
+import { ErrorRef, PathId, QueryFlag, StatusOk, authErrors } from '../../shared/schemas.js';
+import { sendRaw, type App } from '../../shared/http.js';
+import type { CardService } from './service.js';
+import { AdminCardInput, CardEnvelope, CardInput, CardList } from './schemas.js';
+import { CARD_ID_PATTERN } from '../../shared/ids.js';
+
+const ListQuery = Type.Object({ showdeleted: QueryFlag("Includes the caller's deleted cards.") });
+const CardParams = Type.Object({ cardId: PathId('the card id') });
+
+export async function cardRoutes(app: App, opts: { cards: CardService }): Promise<void> {
+  const { cards } = opts;
+
+  // Two equivalent paths; only /content/mine asks for a scope.
+  for (const [url, auth] of [
+    ['/content/mine', SCOPES.contentView],
+    ['/card/mine', null],
+  ] as const) {
+    app.get(url, {
+      config: { auth },
+      schema: {
+        tags: ['cards'],
+        summary: "List the caller's MYO cards (list form, no chapters)",
+        security: [{ bearer: [] }],
+        querystring: ListQuery,
+        response: { 200: CardList, ...authErrors },
+      },
+      handler: async (req, reply) =>
+        sendRaw(reply, 200, await cards.listMine(req.principal.userId, isOn(req.query.showdeleted))),
+    });
+  }
+
+  for (const [url, auth] of [
+    ['/content/:cardId', SCOPES.contentView],
+    ['/card/:cardId', null],
+  ] as const) {
+    app.get(url, {
+      config: { auth },
+      schema: {
+        tags: ['cards'],
+        summary: 'Read one card with its chapters',
+        description:
+          "Readable by the owner, by members of a family whose library holds the card, and, for free catalogue cards, by everyone. Anything else answers 404.",
+        security: [{ bearer: [] }],
+        params: CardParams,
+        response: { 200: CardEnvelope, ...authErrors, 404: ErrorRef },
+      },
+      handler: async (req, reply) => sendRaw(reply, 200, await cards.read(req.principal.userId, req.params.cardId)),
+    });
+  }
+
+  app.post('/content', {
+    config: { auth: SCOPES.contentManage },
+    schema: {
+      tags: ['cards'],
+      summary: 'Create a MYO card, or update one of yours (with its cardId)',
+      description:
+        'Without `cardId`: creates a card owned by the caller (201). With the `cardId` of one of the caller\'s cards: replaces its content (200). Generated fields sent back are ignored.',
+      security: [{ bearer: [] }],
+      body: CardInput,
+      response: { 200: CardEnvelope, 201: CardEnvelope, ...authErrors, 404: ErrorRef },
+    },
+    handler: async (req, reply) => {
+      const { created, card } = await cards.save(req.principal.userId, req.body);
+      return sendRaw(reply, created ? 201 : 200, card);
+    },
+  });
+
+  app.delete('/content/:cardId', {
+    config: { auth: SCOPES.contentManage },
+    schema: {
+      tags: ['cards'],
+      summary: 'Soft-delete one of your MYO cards',
+      security: [{ bearer: [] }],
+      params: CardParams,
+      response: { 200: StatusOk, ...authErrors, 404: ErrorRef },
+    },
+    handler: async (req) => {
+      await cards.remove(req.principal.userId, req.params.cardId);
+      return { status: 'ok' as const };
+    },
+  });
+
+  app.put('/admin/cards/:cardId', {
+    config: { auth: SCOPES.admin },
+    schema: {
+      tags: ['admin'],
+      summary: 'Create or replace a catalogue card',
+      security: [{ bearer: [] }],
+      params: Type.Object({ cardId: Type.String({ pattern: CARD_ID_PATTERN, description: '5 characters of [A-Za-z0-9]' }) }),
+      body: AdminCardInput,
+      response: { 200: CardEnvelope, 201: CardEnvelope, ...authErrors },
+    },
+    handler: async (req, reply) => {
+      const { created, card } = await cards.adminPut(req.params.cardId, req.body);
+      return sendRaw(reply, created ? 201 : 200, card);
+    },
+  });
+}

@@ -1,0 +1,113 @@
+import type { Insertable, Kysely, Transaction } from 'kysely';
+import type {
+  Database,
+  DeviceRow,
+  FamilyEventRow,
+  FamilyRow,
+  FamilyDevicesTable,
+  FamilyMembershipsTable,
+  MembershipRow,
+} from '../../db/database.js';
+
+type Db = Kysely<Database> | Transaction<Database>;
+
+export async function findMembership(db: Db, userId: string): Promise<MembershipRow | undefined> {
+  return db.selectFrom('family_memberships').selectAll().where('user_id', '=', userId).executeTakeFirst();
+}
+
+export async function familyIdOf(db: Db, userId: string): Promise<string | undefined> {
+  const row = await db
+    .selectFrom('family_memberships')
+    .select('family_id')
+    .where('user_id', '=', userId)
+    .executeTakeFirst();
+  return row?.family_id;
+}
+
+export async function findFamily(db: Db, familyId: string): Promise<FamilyRow | undefined> {
+  return db.selectFrom('families').selectAll().where('family_id', '=', familyId).executeTakeFirst();
+}
+
+export async function insertFamily(db: Db, row: FamilyRow): Promise<void> {
+  await db.insertInto('families').values(row).execute();
+}
+
+export async function updateFamily(
+  db: Db,
+  familyId: string,
+  changes: Pick<FamilyRow, 'country' | 'flags' | 'updated_at'>,
+): Promise<void> {
+  await db.updateTable('families').set(changes).where('family_id', '=', familyId).execute();
+}
+
+/** The users listed as the family's members, in the operator's order. */
+export async function listMembers(db: Db, familyId: string): Promise<MembershipRow[]> {
+  return db
+    .selectFrom('family_memberships')
+    .selectAll()
+    .where('family_id', '=', familyId)
+    .where('listed', '=', 1)
+    .orderBy('position')
+    .orderBy('user_id')
+    .execute();
+}
+
+export async function insertMembership(db: Db, row: Insertable<FamilyMembershipsTable>): Promise<void> {
+  await db.insertInto('family_memberships').values(row).execute();
+}
+
+export async function updateMembership(
+  db: Db,
+  userId: string,
+  changes: Partial<Omit<MembershipRow, 'user_id'>>,
+): Promise<void> {
+  await db.updateTable('family_memberships').set(changes).where('user_id', '=', userId).execute();
+}
+
+export async function deleteMembership(db: Db, userId: string): Promise<void> {
+  await db.deleteFrom('family_memberships').where('user_id', '=', userId).execute();
+}
+
+export async function listDevices(db: Db, familyId: string): Promise<DeviceRow[]> {
+  return db
+    .selectFrom('family_devices')
+    .selectAll()
+    .where('family_id', '=', familyId)
+    .orderBy('position')
+    .orderBy('device_id')
+    .execute();
+}
+
+export async function findDevice(db: Db, deviceId: string): Promise<DeviceRow | undefined> {
+  return db.selectFrom('family_devices').selectAll().where('device_id', '=', deviceId).executeTakeFirst();
+}
+
+export async function insertDevice(db: Db, row: Insertable<FamilyDevicesTable>): Promise<void> {
+  await db.insertInto('family_devices').values(row).execute();
+}
+
+export async function updateDevicePosition(db: Db, deviceId: string, position: number): Promise<void> {
+  await db.updateTable('family_devices').set({ position }).where('device_id', '=', deviceId).execute();
+}
+
+export async function deleteDevice(db: Db, deviceId: string): Promise<void> {
+  await db.deleteFrom('family_devices').where('device_id', '=', deviceId).execute();
+}
+
+export async function addEvent(
+  db: Db,
+  familyId: string,
+  type: string,
+  at: string,
+  details: Record<string, unknown> = {},
+): Promise<void> {
+  await db
+    .insertInto('family_events')
+    .values({ family_id: familyId, type, at, details: JSON.stringify(details) })
+    .execute();
+}
+
+/** The family's events, oldest first. */
+export async function listEvents(db: Db, familyId: string): Promise<FamilyEventRow[]> {
+  return db.selectFrom('family_events').selectAll().where('family_id', '=', familyId).orderBy('id').execute();
+}

@@ -1,0 +1,47 @@
+import { Type } from '@sinclair/typebox';
+import { SCOPES } from '../../auth/scopes.js';
+import type { App } from '../../shared/http.js';
+import { isOn } from '../../shared/query-flags.js';
+import { authErrors } from '../../shared/schemas.js';
+import { AdminFamilyEnvelope, AdminFamilyInput, FamilyEnvelope, FamilyQuery } from './schemas.js';
+import type { FamilyService } from './service.js';
+
+export async function familyRoutes(app: App, opts: { families: FamilyService }): Promise<void> {
+  const { families } = opts;
+
+  app.get('/user/family', {
+    config: { auth: null },
+    schema: {
+      tags: ['family'],
+      summary: "The caller's family with its members and devices",
+      description:
+        'A user without a family gets an empty (stub) family on first need. A stub family (no members, no devices) answers `{"family": null}` unless `allowStub=true`.',
+      security: [{ bearer: [] }],
+      querystring: FamilyQuery,
+      response: { 200: FamilyEnvelope, ...authErrors },
+    },
+    handler: async (req) => ({
+      family: await families.view(req.principal.userId, {
+        showHistory: isOn(req.query.showhistory),
+        allowStub: isOn(req.query.allowStub),
+      }),
+    }),
+  });
+
+  app.put('/admin/families/:familyId', {
+    config: { auth: SCOPES.admin },
+    schema: {
+      tags: ['admin'],
+      summary: 'Create or replace a family (members, devices, country, flags)',
+      description: 'Listing a user as a member moves that user into this family; listing a device moves it too.',
+      security: [{ bearer: [] }],
+      params: Type.Object({ familyId: Type.String({ pattern: '^[A-Za-z0-9_-]{1,64}$' }) }),
+      body: AdminFamilyInput,
+      response: { 200: AdminFamilyEnvelope, 201: AdminFamilyEnvelope, ...authErrors },
+    },
+    handler: async (req, reply) => {
+      const { created, family } = await families.adminPut(req.params.familyId, req.body);
+      return reply.code(created ? 201 : 200).send({ family });
+    },
+  });
+}

@@ -1,0 +1,66 @@
+import { Type, type Static } from '@sinclair/typebox';
+import { Nullable, QueryFlag, Timestamp } from '../../shared/schemas.js';
+
+export const Member = Type.Object({
+  userId: Type.String({ description: 'the member\'s user id (token `sub`)' }),
+  addedAt: Timestamp,
+  approved: Type.Boolean(),
+  approvedAt: Type.Optional(Timestamp),
+  verified: Type.Boolean(),
+  verifiedEmail: Type.Optional(Type.String()),
+});
+
+export const Device = Type.Object({ deviceId: Type.String(), addedAt: Timestamp });
+
+export const FamilyEvent = Type.Object(
+  {
+    type: Type.String({ examples: ['family-created', 'member-added', 'card-added', 'group-updated'] }),
+    at: Timestamp,
+  },
+  { additionalProperties: true, description: 'an event, with its details beside type and at' },
+);
+
+export const Family = Type.Object(
+  {
+    familyId: Type.String(),
+    country: Type.String({ description: 'two-letter country code' }),
+    createdAt: Timestamp,
+    devices: Type.Array(Device),
+    flags: Type.Object({ sharingOn: Type.Boolean() }, { additionalProperties: true }),
+    members: Type.Array(Member),
+    history: Type.Optional(Type.Array(FamilyEvent)),
+  },
+  { $id: 'Family', title: 'Family' },
+);
+export type Family = Static<typeof Family>;
+
+export const FamilyQuery = Type.Object({
+  showhistory: QueryFlag("Adds the family's events, oldest first, as `history`."),
+  allowStub: QueryFlag('Returns the family even when it has no members and no devices.'),
+});
+
+export const FamilyEnvelope = Type.Object({ family: Nullable(Type.Ref('Family')) });
+export const AdminFamilyEnvelope = Type.Object({ family: Type.Ref('Family') });
+
+export const AdminFamilyInput = Type.Object(
+  {
+    country: Type.String({ pattern: '^[A-Za-z]{2}$' }),
+    flags: Type.Optional(Type.Object({ sharingOn: Type.Optional(Type.Boolean()) })),
+    members: Type.Optional(
+      Type.Array(
+        Type.Object({
+          userId: Type.String({ minLength: 1, maxLength: 256 }),
+          approved: Type.Optional(Type.Boolean()),
+          verified: Type.Optional(Type.Boolean()),
+          verifiedEmail: Type.Optional(Type.String({ maxLength: 320 })),
+        }),
+        { maxItems: 100 },
+      ),
+    ),
+    devices: Type.Optional(
+      Type.Array(Type.Object({ deviceId: Type.String({ minLength: 1, maxLength: 256 }) }), { maxItems: 100 }),
+    ),
+  },
+  { title: 'AdminFamilyInput' },
+);
+export type AdminFamilyInput = Static<typeof AdminFamilyInput>;

@@ -1,0 +1,239 @@
+import type { Config } from '../../config.js';
+import type { Store } from '../../db/dialect.js';
+import type { DeviceRow, FamilyRow, MembershipRow } from '../../db/database.js';
+import type { Transaction } from 'kysely';
+import type { Database } from '../../db/database.js';
+import { badRequest } from '../../shared/errors.js';
+import { now } from '../../shared/clock.js';
+import { newHexId } from '../../shared/ids.js';
+import * as repo from './repository.js';
+import type { AdminFamilyInput, Family } from './schemas.js';
+
+export type FamilyEventType =
+  | 'family-created'
+  | 'member-added'
+  | 'member-removed'
+  | 'device-added'
+  | 'device-removed'
+  | 'card-added'
+  | 'group-created'
+  | 'group-updated'
+  | 'group-deleted';
+
+export interface FamilyService {
+  /** The user's family id, creating an empty (stub) family on first need. */
+  ensureFamilyId(userId: string): Promise<string>;
+  /** The user's family id, or undefined when the user has none yet (creates nothing). */
+  findFamilyId(userId: string): Promise<string | undefined>;
+  /** `GET /user/family`: null for a stub family unless `allowStub`. */
+  view(userId: string, opts: { showHistory: boolean; allowStub: boolean }): Promise<Family | null>;
+  /** `PUT /admin/families/{familyId}`. */
+  adminPut(familyId: string, input: AdminFamilyInput): Promise<{ created: boolean; family: Family }>;
+  /** Records an event in the family's history, inside the caller's transaction. */
+  recordEvent(
+    trx: Transaction<Database>,
+    familyId: string,
+    type: FamilyEventType,
+    at: string,
+    details?: Record<string, unknown>,
+  ): Promise<void>;
+}
+
+export function createFamilyService(store: Store, config: Pick<Config, 'defaultCountry'>): FamilyService {
+  const { db, dialect } = store;
+
+  async function ensureFamilyId(userId: string): Promise<string> {
+    const known = await repo.familyIdOf(db, userId);
+    if (known) return known;
+    return db.transaction().execute(async (trx) => {
+      // Two first requests of one user race here: the lock lets exactly one create the stub.
+      await dialect.lockKey(trx, `user:${userId}`);
+      const raced = await repo.familyIdOf(trx, userId);
+      if (raced) return raced;
+      const at = now();
+      const familyId = newHexId();
+      await repo.insertFamily(trx, {
+        family_id: familyId,
+        country: config.defaultCountry,
+        flags: JSON.stringify({ sharingOn: false }),
+        created_at: at,
+        updated_at: at,
+      });
+      await repo.insertMembership(trx, {
+        user_id: userId,
+        family_id: familyId,
+        listed: 0,
+        added_at: at,
+        approved: 0,
+        approved_at: null,
+        verified: 0,
+        verified_email: null,
+        position: 0,
+      });
+      await repo.addEvent(trx, familyId, 'family-created', at, { userId });
+      return familyId;
+    });
+  }
+
+  async function load(familyId: string, showHistory: boolean): Promise<Family | undefined> {
+    const family = await repo.findFamily(db, familyId);
+    if (!family) return undefined;
+    const [members, devices, events] = await Promise.all([
+      repo.listMembers(db, familyId),
+      repo.listDevices(db, familyId),
+      showHistory ? repo.listEvents(db, familyId) : Promise.resolve(undefined),
+    ]);
+    const view = familyView(family, members, devices);
+    if (events) {
+      view.history = events.map((e) => ({ ...JSON.parse(e.details), type: e.type, at: e.at }));
+    }
+    return view;
+  }
+
+  return {
+    ensureFamilyId,
+    findFamilyId: (userId) => repo.familyIdOf(db, userId),
+
+    async view(userId, { showHistory, allowStub }) {
+      const familyId = await ensureFamilyId(userId);
+      const family = await load(familyId, showHistory);
+      if (!family) return null;
+      const isStub = family.members.length === 0 && family.devices.length === 0;
+      return isStub && !allowStub ? null : family;
+    },
+
+    async adminPut(familyId, input) {
+      const members = input.members ?? [];
+      const devices = input.devices ?? [];
+      const duplicate =
+        firstDuplicate(members.map((m) => m.userId)) ?? firstDuplicate(devices.map((d) => d.deviceId));
+      if (duplicate !== undefined) throw badRequest(`'${duplicate}' is listed twice`);
+
+      const created = await db.transaction().execute(async (trx) => {
+        await dialect.lockKey(trx, `family:${familyId}`);
+        const at = now();
+        const existing = await repo.findFamily(trx, familyId);
+        // A replace: flags left out of the body fall back to their defaults.
+        const flags = JSON.stringify({ sharingOn: false, ...input.flags });
+        const country = input.country.toUpperCase();
+        if (existing) {
+          await repo.updateFamily(trx, familyId, { country, flags, updated_at: at });
+        } else {
+          await repo.insertFamily(trx, { family_id: familyId, country, flags, created_at: at, updated_at: at });
+          await repo.addEvent(trx, familyId, 'family-created', at, {});
+        }
+        await replaceMembers(trx, familyId, members, at);
+        await replaceDevices(trx, familyId, devices, at);
+        return !existing;
+      });
+      const family = await load(familyId, false);
+      if (!family) throw new Error(`family ${familyId} vanished after it was written`);
+      return { created, family };
+    },
+
+    async recordEvent(trx, familyId, type, at, details = {}) {
+      await repo.addEvent(trx, familyId, type, at, details);
+    },
+  };
+
+  /** Makes `members` the family's listed members; listing a user moves them into this family. */
+  async function replaceMembers(
+    trx: Transaction<Database>,
+    familyId: string,
+    members: NonNullable<AdminFamilyInput['members']>,
+    at: string,
+  ): Promise<void> {
+    const wanted = new Set(members.map((m) => m.userId));
+    for (const current of await repo.listMembers(trx, familyId)) {
+      if (wanted.has(current.user_id)) continue;
+      await repo.deleteMembership(trx, current.user_id);
+      await repo.addEvent(trx, familyId, 'member-removed', at, { userId: current.user_id });
+    }
+    for (const [position, m] of members.entries()) {
+      const approved = m.approved ?? false;
+      const verified = m.verified ?? false;
+      const fields = {
+        approved: approved ? 1 : 0,
+        verified: verified ? 1 : 0,
+        verified_email: m.verifiedEmail ?? null,
+        position,
+      };
+      const current = await repo.findMembership(trx, m.userId);
+      if (current && current.family_id === familyId && current.listed === 1) {
+        const approvedAt = approved ? (current.approved === 1 ? current.approved_at : at) : null;
+        await repo.updateMembership(trx, m.userId, { ...fields, approved_at: approvedAt });
+        continue;
+      }
+      if (current) {
+        await repo.deleteMembership(trx, m.userId);
+        if (current.family_id !== familyId && current.listed === 1) {
+          await repo.addEvent(trx, current.family_id, 'member-removed', at, { userId: m.userId });
+        }
+      }
+      await repo.insertMembership(trx, {
+        user_id: m.userId,
+        family_id: familyId,
+        listed: 1,
+        added_at: at,
+        approved_at: approved ? at : null,
+        ...fields,
+      });
+      await repo.addEvent(trx, familyId, 'member-added', at, { userId: m.userId });
+    }
+  }
+
+  /** Makes `devices` the family's devices; listing a device moves it into this family. */
+  async function replaceDevices(
+    trx: Transaction<Database>,
+    familyId: string,
+    devices: NonNullable<AdminFamilyInput['devices']>,
+    at: string,
+  ): Promise<void> {
+    const wanted = new Set(devices.map((d) => d.deviceId));
+    for (const current of await repo.listDevices(trx, familyId)) {
+      if (wanted.has(current.device_id)) continue;
+      await repo.deleteDevice(trx, current.device_id);
+      await repo.addEvent(trx, familyId, 'device-removed', at, { deviceId: current.device_id });
+    }
+    for (const [position, d] of devices.entries()) {
+      const current = await repo.findDevice(trx, d.deviceId);
+      if (current && current.family_id === familyId) {
+        await repo.updateDevicePosition(trx, d.deviceId, position);
+        continue;
+      }
+      if (current) {
+        await repo.deleteDevice(trx, d.deviceId);
+        await repo.addEvent(trx, current.family_id, 'device-removed', at, { deviceId: d.deviceId });
+      }
+      await repo.insertDevice(trx, { device_id: d.deviceId, family_id: familyId, added_at: at, position });
+      await repo.addEvent(trx, familyId, 'device-added', at, { deviceId: d.deviceId });
+    }
+  }
+}
+
+function familyView(family: FamilyRow, members: MembershipRow[], devices: DeviceRow[]): Family {
+  return {
+    familyId: family.family_id,
+    country: family.country,
+    createdAt: family.created_at,
+    devices: devices.map((d) => ({ deviceId: d.device_id, addedAt: d.added_at })),
+    flags: { sharingOn: false, ...JSON.parse(family.flags) },
+    members: members.map((m) => ({
+      userId: m.user_id,
+      addedAt: m.added_at,
+      approved: m.approved === 1,
+      ...(m.approved === 1 && m.approved_at ? { approvedAt: m.approved_at } : {}),
+      verified: m.verified === 1,
+      ...(m.verified === 1 && m.verified_email ? { verifiedEmail: m.verified_email } : {}),
+    })),
+  };
+}
+
+function firstDuplicate(values: string[]): string | undefined {
+  const seen = new Set<string>();
+  for (const v of values) {
+    if (seen.has(v)) return v;
+    seen.add(v);
+  }
+  return undefined;
+}

@@ -1,0 +1,54 @@
+import type { Kysely, Transaction } from 'kysely';
+import type { Database, GroupRow } from '../../db/database.js';
+
+type Db = Kysely<Database> | Transaction<Database>;
+
+/** A family's group; another family's group is not found, like a missing one. */
+export async function findGroup(db: Db, familyId: string, groupId: string): Promise<GroupRow | undefined> {
+  return db
+    .selectFrom('library_groups')
+    .selectAll()
+    .where('group_id', '=', groupId)
+    .where('family_id', '=', familyId)
+    .executeTakeFirst();
+}
+
+export async function listGroups(db: Db, familyId: string): Promise<GroupRow[]> {
+  return db
+    .selectFrom('library_groups')
+    .selectAll()
+    .where('family_id', '=', familyId)
+    .orderBy('created_at')
+    .orderBy('group_id')
+    .execute();
+}
+
+export async function countGroups(db: Db, familyId: string): Promise<number> {
+  const row = await db
+    .selectFrom('library_groups')
+    .select((eb) => eb.fn.countAll<number | string>().as('n'))
+    .where('family_id', '=', familyId)
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
+}
+
+export async function insertGroup(db: Db, row: GroupRow): Promise<void> {
+  await db.insertInto('library_groups').values(row).execute();
+}
+
+export async function updateGroup(
+  db: Db,
+  groupId: string,
+  changes: Pick<GroupRow, 'name' | 'image_id' | 'items' | 'last_modified_at'>,
+): Promise<void> {
+  await db.updateTable('library_groups').set(changes).where('group_id', '=', groupId).execute();
+}
+
+export async function deleteGroup(db: Db, familyId: string, groupId: string): Promise<boolean> {
+  const result = await db
+    .deleteFrom('library_groups')
+    .where('group_id', '=', groupId)
+    .where('family_id', '=', familyId)
+    .executeTakeFirst();
+  return Number(result.numDeletedRows) > 0;
+}

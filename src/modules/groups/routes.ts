@@ -1,0 +1,80 @@
+import { SCOPES } from '../../auth/scopes.js';
+import { sendRaw, type App } from '../../shared/http.js';
+import { ErrorRef, authErrors } from '../../shared/schemas.js';
+import {
+  CreateGroupBody,
+  DeletedGroup,
+  Group,
+  GroupList,
+  GroupParams,
+  MAX_GROUPS_PER_FAMILY,
+  UpdateGroupBody,
+} from './schemas.js';
+import type { GroupService } from './service.js';
+
+const GroupRef = { $ref: 'Group' } as unknown as typeof Group;
+const BASE = '/card/family/library/groups';
+
+export async function groupRoutes(app: App, opts: { groups: GroupService }): Promise<void> {
+  const { groups } = opts;
+  const tags = ['groups'];
+  const security = [{ bearer: [] }];
+
+  app.post(BASE, {
+    config: { auth: SCOPES.libraryManage },
+    schema: {
+      tags,
+      security,
+      summary: 'Create a group in the family library',
+      description: `At most ${MAX_GROUPS_PER_FAMILY} groups a family (400 \`group-limit\`). \`name\` is cut to 100 characters; items keep their order, lose duplicates, and drop cards not in the family library.`,
+      body: CreateGroupBody,
+      response: { 201: GroupRef, ...authErrors },
+    },
+    handler: async (req, reply) => sendRaw(reply, 201, await groups.create(req.principal.userId, req.body)),
+  });
+
+  app.get(BASE, {
+    config: { auth: SCOPES.libraryView },
+    schema: { tags, security, summary: "The family's groups", response: { 200: GroupList, ...authErrors } },
+    handler: async (req, reply) => sendRaw(reply, 200, await groups.list(req.principal.userId)),
+  });
+
+  app.get(`${BASE}/:groupId`, {
+    config: { auth: SCOPES.libraryView },
+    schema: {
+      tags,
+      security,
+      summary: 'One group, with the full cards of its items',
+      params: GroupParams,
+      response: { 200: GroupRef, ...authErrors, 404: ErrorRef },
+    },
+    handler: async (req, reply) => sendRaw(reply, 200, await groups.get(req.principal.userId, req.params.groupId)),
+  });
+
+  app.put(`${BASE}/:groupId`, {
+    config: { auth: SCOPES.libraryManage },
+    schema: {
+      tags,
+      security,
+      summary: 'Update a group; fields left out keep their values',
+      description: "Another family's group answers like a missing one: 404.",
+      params: GroupParams,
+      body: UpdateGroupBody,
+      response: { 200: GroupRef, ...authErrors, 404: ErrorRef },
+    },
+    handler: async (req, reply) =>
+      sendRaw(reply, 200, await groups.update(req.principal.userId, req.params.groupId, req.body)),
+  });
+
+  app.delete(`${BASE}/:groupId`, {
+    config: { auth: SCOPES.libraryManage },
+    schema: {
+      tags,
+      security,
+      summary: 'Delete a group (hard delete)',
+      params: GroupParams,
+      response: { 200: DeletedGroup, ...authErrors, 404: ErrorRef },
+    },
+    handler: async (req) => groups.remove(req.principal.userId, req.params.groupId),
+  });
+}

@@ -1,0 +1,179 @@
+import type { Config } from '../../config.js';
+import type { Transaction } from 'kysely';
+import type { Database, GroupRow } from '../../db/database.js';
+import type { Store } from '../../db/dialect.js';
+import { now } from '../../shared/clock.js';
+import { AppError, badRequest, notFound } from '../../shared/errors.js';
+import { newHexId } from '../../shared/ids.js';
+import { rawArray, withRaw, type RawJson } from '../../shared/raw-json.js';
+import { findLiveDocs } from '../cards/repository.js';
+import type { FamilyService } from '../families/service.js';
+import { heldCardIds } from '../library/repository.js';
+import * as repo from './repository.js';
+import {
+  MAX_GROUP_NAME_LENGTH,
+  MAX_GROUPS_PER_FAMILY,
+  type CreateGroupBody,
+  type UpdateGroupBody,
+} from './schemas.js';
+
+interface Item {
+  contentId: string;
+  addedAt: string;
+}
+
+export interface GroupService {
+  create(userId: string, body: CreateGroupBody): Promise<RawJson>;
+  list(userId: string): Promise<RawJson>;
+  get(userId: string, groupId: string): Promise<RawJson>;
+  update(userId: string, groupId: string, body: UpdateGroupBody): Promise<RawJson>;
+  remove(userId: string, groupId: string): Promise<{ id: string }>;
+}
+
+export function createGroupService(
+  store: Store,
+  families: FamilyService,
+  config: Pick<Config, 'groupImageUrlTemplate'>,
+): GroupService {
+  const { db, dialect } = store;
+
+  const imageUrl = (imageId: string): string =>
+    config.groupImageUrlTemplate.replaceAll('{imageId}', encodeURIComponent(imageId));
+
+  /** The group criteria (DECISIONS.md, "Groups") for a name: non-empty, cut to 100 characters. */
+  function cleanName(name: string): string {
+    if (name.trim() === '') throw badRequest('name must not be empty');
+    return Array.from(name).slice(0, MAX_GROUP_NAME_LENGTH).join('');
+  }
+
+  /**
+   * The group criteria for items: order kept, duplicates dropped, cards not in the family
+   * library dropped silently; an item already in the group keeps its `addedAt`.
+   */
+  async function cleanItems(
+    trx: Transaction<Database>,
+    familyId: string,
+    items: { contentId: string }[],
+    previous: Item[],
+    at: string,
+  ): Promise<Item[]> {
+    const held = await heldCardIds(trx, familyId, items.map((i) => i.contentId));
+    const addedAt = new Map(previous.map((i) => [i.contentId, i.addedAt]));
+    const seen = new Set<string>();
+    const out: Item[] = [];
+    for (const { contentId } of items) {
+      if (seen.has(contentId) || !held.has(contentId)) continue;
+      seen.add(contentId);
+      out.push({ contentId, addedAt: addedAt.get(contentId) ?? at });
+    }
+    return out;
+  }
+
+  /** The groups as JSON, each with the full cards of its items (one card query for all). */
+  async function render(rows: GroupRow[]): Promise<RawJson[]> {
+    const parsed = rows.map((row) => ({ row, items: JSON.parse(row.items) as Item[] }));
+    const docs = await findLiveDocs(db, parsed.flatMap((g) => g.items.map((i) => i.contentId)));
+    return parsed.map(({ row, items }) => {
+      const cards = items.flatMap((i) => docs.get(i.contentId) ?? []);
+      return withRaw(
+        {
+          id: row.group_id,
+          familyId: row.family_id,
+          name: row.name,
+          imageId: row.image_id,
+          imageUrl: imageUrl(row.image_id),
+          items,
+          createdAt: row.created_at,
+          lastModifiedAt: row.last_modified_at,
+        },
+        { cards: rawArray(cards) },
+      );
+    });
+  }
+
+  async function renderOne(row: GroupRow): Promise<RawJson> {
+    const [json] = await render([row]);
+    return json as RawJson;
+  }
+
+  const missing = (groupId: string): AppError => notFound(`group ${groupId}`);
+
+  return {
+    async create(userId, body) {
+      const familyId = await families.ensureFamilyId(userId);
+      const name = cleanName(body.name);
+      const row = await db.transaction().execute(async (trx) => {
+        // The count and the insert must not interleave with another create in this family.
+        await dialect.lockKey(trx, `family:${familyId}`);
+        if ((await repo.countGroups(trx, familyId)) >= MAX_GROUPS_PER_FAMILY) {
+          throw new AppError('group-limit', `a family can have at most ${MAX_GROUPS_PER_FAMILY} groups`);
+        }
+        const at = now();
+        const group: GroupRow = {
+          group_id: newHexId(),
+          family_id: familyId,
+          name,
+          image_id: body.imageId,
+          items: JSON.stringify(await cleanItems(trx, familyId, body.items ?? [], [], at)),
+          created_at: at,
+          last_modified_at: at,
+        };
+        await repo.insertGroup(trx, group);
+        await families.recordEvent(trx, familyId, 'group-created', at, { groupId: group.group_id, name });
+        return group;
+      });
+      return renderOne(row);
+    },
+
+    async list(userId) {
+      const familyId = await families.findFamilyId(userId);
+      const rows = familyId ? await repo.listGroups(db, familyId) : [];
+      return rawArray(await render(rows));
+    },
+
+    async get(userId, groupId) {
+      const familyId = await families.findFamilyId(userId);
+      const row = familyId ? await repo.findGroup(db, familyId, groupId) : undefined;
+      if (!row) throw missing(groupId);
+      return renderOne(row);
+    },
+
+    async update(userId, groupId, body) {
+      const familyId = await families.findFamilyId(userId);
+      if (!familyId) throw missing(groupId);
+      const name = body.name === undefined ? undefined : cleanName(body.name);
+      const row = await db.transaction().execute(async (trx) => {
+        // Serialised with the family's other group writes, so two PUTs never mix their bodies.
+        await dialect.lockKey(trx, `family:${familyId}`);
+        const current = await repo.findGroup(trx, familyId, groupId);
+        if (!current) throw missing(groupId);
+        const at = now();
+        const items =
+          body.items === undefined
+            ? current.items
+            : JSON.stringify(await cleanItems(trx, familyId, body.items, JSON.parse(current.items) as Item[], at));
+        const next: GroupRow = {
+          ...current,
+          name: name ?? current.name,
+          image_id: body.imageId ?? current.image_id,
+          items,
+          last_modified_at: at,
+        };
+        await repo.updateGroup(trx, groupId, next);
+        await families.recordEvent(trx, familyId, 'group-updated', at, { groupId, name: next.name });
+        return next;
+      });
+      return renderOne(row);
+    },
+
+    async remove(userId, groupId) {
+      const familyId = await families.findFamilyId(userId);
+      if (!familyId) throw missing(groupId);
+      await db.transaction().execute(async (trx) => {
+        if (!(await repo.deleteGroup(trx, familyId, groupId))) throw missing(groupId);
+        await families.recordEvent(trx, familyId, 'group-deleted', now(), { groupId });
+      });
+      return { id: groupId };
+    },
+  };
+}

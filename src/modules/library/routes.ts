@@ -1,0 +1,37 @@
+import { SCOPES } from '../../auth/scopes.js';
+import { sendRaw, type App } from '../../shared/http.js';
+import { ErrorRef, authErrors } from '../../shared/schemas.js';
+import { AddToLibraryBody, LibraryList, RecordEnvelope } from './schemas.js';
+import type { LibraryService } from './service.js';
+
+export async function libraryRoutes(app: App, opts: { library: LibraryService }): Promise<void> {
+  const { library } = opts;
+
+  app.post('/card/family/library', {
+    config: { auth: SCOPES.libraryManage },
+    schema: {
+      tags: ['library'],
+      summary: "Add a card to the caller's family library",
+      description:
+        'Only free cards and cards in the club subscription can be added (400 `card-not-eligible` otherwise). 201 with a new record, or 200 with the record the library already had.',
+      security: [{ bearer: [] }],
+      body: AddToLibraryBody,
+      response: { 200: RecordEnvelope, 201: RecordEnvelope, ...authErrors, 404: ErrorRef },
+    },
+    handler: async (req, reply) => {
+      const { created, record } = await library.add(req.principal.userId, req.body.cardId);
+      return reply.code(created ? 201 : 200).send({ record });
+    },
+  });
+
+  app.get('/card/family/library', {
+    config: { auth: SCOPES.libraryView },
+    schema: {
+      tags: ['library'],
+      summary: "The caller's family library, in the order cards were added",
+      security: [{ bearer: [] }],
+      response: { 200: LibraryList, ...authErrors },
+    },
+    handler: async (req, reply) => sendRaw(reply, 200, await library.list(req.principal.userId)),
+  });
+}

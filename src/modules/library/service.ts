@@ -1,0 +1,81 @@
+import type { Static } from '@sinclair/typebox';
+import type { LibraryRecordRow } from '../../db/database.js';
+import type { Store } from '../../db/dialect.js';
+import { now } from '../../shared/clock.js';
+import { AppError, notFound } from '../../shared/errors.js';
+import { newHexId } from '../../shared/ids.js';
+import { rawArray, withRaw, wrapRaw, type RawJson } from '../../shared/raw-json.js';
+import { findCard } from '../cards/repository.js';
+import type { FamilyService } from '../families/service.js';
+import * as repo from './repository.js';
+import type { LibraryRecord } from './schemas.js';
+
+type RecordView = Static<typeof LibraryRecord>;
+
+export interface LibraryService {
+  /** Adds a card to the caller's family library; `created` is false when it was there already. */
+  add(userId: string, cardId: string): Promise<{ created: boolean; record: RecordView }>;
+  /** `{"cards": [{cardId, addedAt, card}]}` for the caller's family. */
+  list(userId: string): Promise<RawJson>;
+}
+
+export function createLibraryService(store: Store, families: FamilyService): LibraryService {
+  const { db } = store;
+  return {
+    async add(userId, cardId) {
+      const card = await findCard(db, cardId);
+      // Another user's MYO card answers like a missing one: its existence is not revealed.
+      if (!card || card.deleted === 1 || (card.origin === 'myo' && card.user_id !== userId)) {
+        throw notFound(`card ${cardId}`);
+      }
+      if (card.is_free !== 1 && card.in_club !== 1) {
+        throw new AppError(
+          'card-not-eligible',
+          `card ${cardId} is neither free nor in the club subscription, so it cannot be added to a family library`,
+        );
+      }
+      const familyId = await families.ensureFamilyId(userId);
+      return db.transaction().execute(async (trx) => {
+        const at = now();
+        const row: LibraryRecordRow = {
+          record_id: newHexId(),
+          family_id: familyId,
+          card_id: cardId,
+          provenance_id: userId,
+          reason: 'USER_ADD',
+          created_at: at,
+          updated_at: at,
+        };
+        // The unique key (family, card) decides which of concurrent adds creates the record.
+        if (await repo.insertRecordIfAbsent(trx, row)) {
+          await families.recordEvent(trx, familyId, 'card-added', at, { cardId, userId });
+          return { created: true, record: recordView(row) };
+        }
+        const existing = await repo.findRecord(trx, familyId, cardId);
+        if (!existing) throw new Error(`library record of ${cardId} vanished during an add`);
+        return { created: false, record: recordView(existing) };
+      });
+    },
+
+    async list(userId) {
+      const familyId = await families.findFamilyId(userId);
+      const rows = familyId ? await repo.listWithSummaries(db, familyId) : [];
+      return wrapRaw(
+        'cards',
+        rawArray(rows.map((r) => withRaw({ cardId: r.card_id, addedAt: r.created_at }, { card: r.summary }))),
+      );
+    },
+  };
+}
+
+function recordView(row: LibraryRecordRow): RecordView {
+  return {
+    _id: row.record_id,
+    cardId: row.card_id,
+    createdAt: row.created_at,
+    familyId: row.family_id,
+    provenanceId: row.provenance_id,
+    reason: row.reason,
+    updatedAt: row.updated_at,
+  };
+}

@@ -1,0 +1,104 @@
+import type { WishlistRow } from '../../db/database.js';
+import type { Store } from '../../db/dialect.js';
+import { now } from '../../shared/clock.js';
+import { AppError, notFound } from '../../shared/errors.js';
+import { newUrlSafeId } from '../../shared/ids.js';
+import { rawArray, wrapRaw, type RawJson } from '../../shared/raw-json.js';
+import * as repo from './repository.js';
+import { MAX_WISHLIST_BYTES, MAX_WISHLISTS_PER_USER, type WishlistBody } from './schemas.js';
+
+export interface WishlistService {
+  create(userId: string, body: WishlistBody): Promise<RawJson>;
+  update(userId: string, wishlistId: string, body: WishlistBody): Promise<RawJson>;
+  list(userId: string): Promise<RawJson>;
+  get(userId: string, wishlistId: string): Promise<RawJson>;
+  remove(userId: string, wishlistId: string): Promise<void>;
+  /** A wishlist by its share id, for any signed-in user. */
+  shared(shareId: string): Promise<RawJson>;
+}
+
+interface Ids {
+  shareId: string;
+  userId: string;
+  wishlistId: string;
+}
+
+/** The wishlist as stored and returned: `{content, shareId, userId, wishlistId}`. */
+function render(content: string, ids: Ids): RawJson {
+  return `{"content":${content},${JSON.stringify(ids).slice(1)}` as RawJson;
+}
+
+const renderRow = (row: WishlistRow): RawJson =>
+  render(row.content, { shareId: row.share_id, userId: row.user_id, wishlistId: row.wishlist_id });
+
+/** The size rule: the stored wishlist's JSON, in UTF-8 bytes. */
+function checkSize(json: string): void {
+  const bytes = Buffer.byteLength(json, 'utf8');
+  if (bytes > MAX_WISHLIST_BYTES) {
+    throw new AppError(
+      'wishlist-size',
+      `a wishlist can be at most ${MAX_WISHLIST_BYTES} bytes (300 KiB) of JSON; this one is ${bytes}`,
+    );
+  }
+}
+
+export function createWishlistService(store: Store): WishlistService {
+  const { db, dialect } = store;
+  const missing = (id: string): AppError => notFound(`wishlist ${id}`);
+
+  return {
+    async create(userId, body) {
+      const content = JSON.stringify(body.content);
+      const ids = { shareId: newUrlSafeId(), userId, wishlistId: newUrlSafeId() };
+      const json = render(content, ids);
+      checkSize(json);
+      await db.transaction().execute(async (trx) => {
+        // Count and insert under the user's lock: the limit holds under concurrent creates.
+        await dialect.lockKey(trx, `user:${userId}`);
+        if ((await repo.countByUser(trx, userId)) >= MAX_WISHLISTS_PER_USER) {
+          throw new AppError('wishlist-limit', `a user can have at most ${MAX_WISHLISTS_PER_USER} wishlists`);
+        }
+        const at = now();
+        await repo.insertWishlist(trx, {
+          wishlist_id: ids.wishlistId,
+          share_id: ids.shareId,
+          user_id: userId,
+          content,
+          created_at: at,
+          updated_at: at,
+        });
+      });
+      return json;
+    },
+
+    async update(userId, wishlistId, body) {
+      const current = await repo.findOwned(db, userId, wishlistId);
+      if (!current) throw missing(wishlistId);
+      const content = JSON.stringify(body.content);
+      const json = render(content, { shareId: current.share_id, userId, wishlistId });
+      checkSize(json);
+      if (!(await repo.updateContent(db, userId, wishlistId, content, now()))) throw missing(wishlistId);
+      return json;
+    },
+
+    async list(userId) {
+      return wrapRaw('wishlists', rawArray((await repo.listByUser(db, userId)).map(renderRow)));
+    },
+
+    async get(userId, wishlistId) {
+      const row = await repo.findOwned(db, userId, wishlistId);
+      if (!row) throw missing(wishlistId);
+      return renderRow(row);
+    },
+
+    async remove(userId, wishlistId) {
+      if (!(await repo.deleteOwned(db, userId, wishlistId))) throw missing(wishlistId);
+    },
+
+    async shared(shareId) {
+      const row = await repo.findByShareId(db, shareId);
+      if (!row) throw notFound(`shared wishlist ${shareId}`);
+      return renderRow(row);
+    },
+  };
+}

@@ -1,0 +1,61 @@
+/**
+ * The error codes of the interface (DECISIONS.md, "General") and the status each one carries.
+ * Services throw `AppError`; the app's one error handler turns it into
+ * `{"error": {"code", "message"}}`.
+ */
+export const ERROR_STATUS = {
+  'bad-request': 400,
+  'wishlist-limit': 400,
+  'wishlist-size': 400,
+  'group-limit': 400,
+  'card-not-eligible': 400,
+  unauthorized: 401,
+  forbidden: 403,
+  'not-found': 404,
+  'method-not-allowed': 405,
+  'payload-too-large': 413,
+  'unsupported-media-type': 415,
+  'rate-limited': 429,
+  internal: 500,
+  unavailable: 503,
+} as const;
+
+export type ErrorCode = keyof typeof ERROR_STATUS;
+
+export class AppError extends Error {
+  readonly statusCode: number;
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+    readonly headers: Record<string, string> = {},
+  ) {
+    super(message);
+    this.name = 'AppError';
+    this.statusCode = ERROR_STATUS[code];
+  }
+}
+
+export const notFound = (what: string): AppError => new AppError('not-found', `${what} not found`);
+export const badRequest = (message: string): AppError => new AppError('bad-request', message);
+
+/** The code a bare 4xx status maps to when a library (not our code) raised it. */
+export function codeForStatus(status: number): ErrorCode {
+  switch (status) {
+    case 401:
+      return 'unauthorized';
+    case 403:
+      return 'forbidden';
+    case 404:
+      return 'not-found';
+    case 405:
+      return 'method-not-allowed';
+    case 413:
+      return 'payload-too-large';
+    case 415:
+      return 'unsupported-media-type';
+    case 429:
+      return 'rate-limited';
+    default:
+      return status >= 500 ? 'internal' : 'bad-request';
+  }
+}

@@ -1,0 +1,27 @@
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type {
+  FastifyBaseLogger,
+  FastifyInstance,
+  FastifyReply,
+  RawReplyDefaultExpression,
+  RawRequestDefaultExpression,
+  RawServerDefault,
+} from 'fastify';
+import type { RawJson } from './raw-json.js';
+
+/** The Fastify instance routes are registered on: TypeBox schemas give the handlers their types. */
+export type App = FastifyInstance<
+  RawServerDefault,
+  RawRequestDefaultExpression,
+  RawReplyDefaultExpression,
+  FastifyBaseLogger,
+  TypeBoxTypeProvider
+>;
+
+/**
+ * Sends JSON that is already serialised (stored documents spliced into a response). Fastify
+ * passes a string with a JSON content type through as it is.
+ */
+export function sendRaw(reply: FastifyReply<any, any, any, any, any, any, any, any>, status: number, body: RawJson): FastifyReply<any, any, any, any, any, any, any, any> {
+  return reply.code(status).type('application/json; charset=utf-8').send(body as never);
+}

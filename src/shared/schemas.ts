@@ -1,0 +1,38 @@
+import { Type, type TSchema } from '@sinclair/typebox';
+
+/** `{"error": {"code", "message"}}`: the body of every error response. */
+export const ErrorBody = Type.Object(
+  {
+    error: Type.Object({
+      code: Type.String({ description: 'kebab-case error code', examples: ['not-found'] }),
+      message: Type.String({ description: 'what went wrong, for a person' }),
+    }),
+  },
+  { $id: 'ErrorBody', title: 'Error' },
+);
+
+export const ErrorRef = Type.Ref('ErrorBody');
+
+/** Responses every authenticated route can give, besides its own. */
+export const authErrors = {
+  400: ErrorRef,
+  401: ErrorRef,
+  403: ErrorRef,
+};
+
+export const Timestamp = Type.String({
+  description: 'ISO 8601, UTC, with milliseconds',
+  examples: ['2026-01-31T12:00:00.000Z'],
+});
+
+export const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
+
+/** A query flag: only the exact string `true` turns it on. */
+export const QueryFlag = (description: string) =>
+  Type.Optional(Type.String({ description: `${description} Only \`true\` turns it on.` }));
+
+/** Path ids are matched against stored ids; a malformed one simply matches nothing (404). */
+export const PathId = (description: string) =>
+  Type.String({ minLength: 1, maxLength: 128, description });
+
+export const StatusOk = Type.Object({ status: Type.Literal('ok') });
