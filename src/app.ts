@@ -3,7 +3,7 @@ import rateLimit from '@fastify/rate-limit';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import Fastify from 'fastify';
+import Fastify, { type FastifyReply } from 'fastify';
 import authPlugin from './auth/plugin.js';
 import { createVerifier, type TokenVerifier } from './auth/verifier.js';
 import type { Config } from './config.js';
@@ -25,6 +25,7 @@ import { wishlistRoutes } from './modules/wishlists/routes.js';
 import { Wishlist } from './modules/wishlists/schemas.js';
 import { createWishlistService } from './modules/wishlists/service.js';
 import { errorHandler, methodAwareNotFound } from './shared/error-handler.js';
+import { registerJsonParser } from './shared/json-body.js';
 import { ErrorBody } from './shared/schemas.js';
 import type { App } from './shared/http.js';
 import { migrateToLatest } from './db/migrate.js';
@@ -53,6 +54,10 @@ export async function buildApp(config: Readonly<Config>, opts: AppOptions = {}):
     bodyLimit: config.bodyLimit,
     requestIdHeader: 'x-request-id',
     return503OnClosing: true,
+    // Errors raised before routing (a malformed URL) get the documented shape too.
+    frameworkErrors: (error, _req, reply) => {
+      (reply as FastifyReply).code(400).send({ error: { code: 'bad-request', message: error.message } });
+    },
     ajv: {
       customOptions: {
         // A wrong type is the caller's mistake to hear about, not to have silently converted.
@@ -72,6 +77,7 @@ export async function buildApp(config: Readonly<Config>, opts: AppOptions = {}):
   }
   // Only JSON bodies are accepted: without its parser, text/plain is refused like any other type.
   app.removeContentTypeParser('text/plain');
+  registerJsonParser(app);
   app.setErrorHandler(errorHandler);
 
   await app.register(cors, {
