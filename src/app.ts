@@ -54,6 +54,8 @@ export async function buildApp(config: Readonly<Config>, opts: AppOptions = {}):
     bodyLimit: config.bodyLimit,
     requestIdHeader: 'x-request-id',
     return503OnClosing: true,
+    // A base URL configured with a trailing slash gives `//content/mine`; answer it anyway.
+    routerOptions: { ignoreTrailingSlash: true, ignoreDuplicateSlashes: true },
     // Errors raised before routing (a malformed URL) get the documented shape too.
     frameworkErrors: (error, _req, reply) => {
       (reply as FastifyReply).code(400).send({ error: { code: 'bad-request', message: error.message } });

@@ -31,9 +31,14 @@ export function registerJsonParser(app: FastifyInstance): void {
   app.addContentTypeParser(
     /^application\/([\w.+-]+\+)?json\s*(;|$)/i,
     { parseAs: 'string' },
-    (_req: FastifyRequest, body: string | Buffer, done: (err: Error | null, value?: unknown) => void) => {
+    (req: FastifyRequest, body: string | Buffer, done: (err: Error | null, value?: unknown) => void) => {
       const text = body.toString();
-      if (text.trim() === '') return done(badRequest('the body is empty; send a JSON document'));
+      if (text.trim() === '') {
+        // Generic clients send `Content-Type: application/json` on every request, a body-less
+        // DELETE included: a route that takes no body has nothing to refuse.
+        if (!req.routeOptions.schema?.body) return done(null, undefined);
+        return done(badRequest('the body is empty; send a JSON document'));
+      }
       let value: unknown;
       try {
         value = sjson.parse(text, undefined, { protoAction: 'error', constructorAction: 'error' });

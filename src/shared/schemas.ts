@@ -27,9 +27,16 @@ export const Timestamp = Type.String({
 
 export const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
 
-/** A query flag: only the exact string `true` turns it on. */
+/**
+ * A query flag: only the exact string `true` turns it on; anything else, a repeated flag
+ * (`?f=true&f=true`, parsed as an array) included, leaves it off rather than being refused.
+ */
 export const QueryFlag = (description: string) =>
-  Type.Optional(Type.String({ description: `${description} Only \`true\` turns it on.` }));
+  Type.Optional(
+    Type.Union([Type.String(), Type.Array(Type.String())], {
+      description: `${description} Only \`true\` turns it on.`,
+    }),
+  );
 
 /** Path ids are matched against stored ids; a malformed one simply matches nothing (404). */
 export const PathId = (description: string) =>

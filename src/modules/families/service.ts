@@ -1,12 +1,12 @@
 import type { Config } from '../../config.js';
 import type { Store } from '../../db/dialect.js';
-import type { DeviceRow, FamilyRow, MembershipRow } from '../../db/database.js';
 import type { Transaction } from 'kysely';
 import type { Database } from '../../db/database.js';
 import { badRequest } from '../../shared/errors.js';
 import { now } from '../../shared/clock.js';
 import { newHexId } from '../../shared/ids.js';
 import * as repo from './repository.js';
+import { approvalTime, familyView, firstDuplicate, isStub } from './rules.js';
 import type { AdminFamilyInput, Family } from './schemas.js';
 
 export type FamilyEventType =
@@ -98,8 +98,7 @@ export function createFamilyService(store: Store, config: Pick<Config, 'defaultC
       const familyId = await ensureFamilyId(userId);
       const family = await load(familyId, showHistory);
       if (!family) return null;
-      const isStub = family.members.length === 0 && family.devices.length === 0;
-      return isStub && !allowStub ? null : family;
+      return isStub(family) && !allowStub ? null : family;
     },
 
     async adminPut(familyId, input) {
@@ -160,7 +159,7 @@ export function createFamilyService(store: Store, config: Pick<Config, 'defaultC
       };
       const current = await repo.findMembership(trx, m.userId);
       if (current && current.family_id === familyId && current.listed === 1) {
-        const approvedAt = approved ? (current.approved === 1 ? current.approved_at : at) : null;
+        const approvedAt = approvalTime(approved, { approved: current.approved === 1, approvedAt: current.approved_at }, at);
         await repo.updateMembership(trx, m.userId, { ...fields, approved_at: approvedAt });
         continue;
       }
@@ -175,7 +174,7 @@ export function createFamilyService(store: Store, config: Pick<Config, 'defaultC
         family_id: familyId,
         listed: 1,
         added_at: at,
-        approved_at: approved ? at : null,
+        approved_at: approvalTime(approved, undefined, at),
         ...fields,
       });
       await repo.addEvent(trx, familyId, 'member-added', at, { userId: m.userId });
@@ -209,31 +208,4 @@ export function createFamilyService(store: Store, config: Pick<Config, 'defaultC
       await repo.addEvent(trx, familyId, 'device-added', at, { deviceId: d.deviceId });
     }
   }
-}
-
-function familyView(family: FamilyRow, members: MembershipRow[], devices: DeviceRow[]): Family {
-  return {
-    familyId: family.family_id,
-    country: family.country,
-    createdAt: family.created_at,
-    devices: devices.map((d) => ({ deviceId: d.device_id, addedAt: d.added_at })),
-    flags: { sharingOn: false, ...JSON.parse(family.flags) },
-    members: members.map((m) => ({
-      userId: m.user_id,
-      addedAt: m.added_at,
-      approved: m.approved === 1,
-      ...(m.approved === 1 && m.approved_at ? { approvedAt: m.approved_at } : {}),
-      verified: m.verified === 1,
-      ...(m.verified === 1 && m.verified_email ? { verifiedEmail: m.verified_email } : {}),
-    })),
-  };
-}
-
-function firstDuplicate(values: string[]): string | undefined {
-  const seen = new Set<string>();
-  for (const v of values) {
-    if (seen.has(v)) return v;
-    seen.add(v);
-  }
-  return undefined;
 }

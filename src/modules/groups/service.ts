@@ -3,7 +3,7 @@ import type { Transaction } from 'kysely';
 import type { Database, GroupRow } from '../../db/database.js';
 import type { Store } from '../../db/dialect.js';
 import { now } from '../../shared/clock.js';
-import { AppError, badRequest, notFound } from '../../shared/errors.js';
+import { AppError, notFound } from '../../shared/errors.js';
 import { newHexId } from '../../shared/ids.js';
 import { rawArray, withRaw, type RawJson } from '../../shared/raw-json.js';
 import { findLiveDocs } from '../cards/repository.js';
@@ -11,16 +11,14 @@ import type { FamilyService } from '../families/service.js';
 import { heldCardIds } from '../library/repository.js';
 import * as repo from './repository.js';
 import {
-  MAX_GROUP_NAME_LENGTH,
-  MAX_GROUPS_PER_FAMILY,
-  type CreateGroupBody,
-  type UpdateGroupBody,
-} from './schemas.js';
-
-interface Item {
-  contentId: string;
-  addedAt: string;
-}
+  cleanGroupItems,
+  cleanGroupName,
+  groupImageUrl,
+  modificationTime,
+  visibleItems,
+  type GroupItem as Item,
+} from './rules.js';
+import { MAX_GROUPS_PER_FAMILY, type CreateGroupBody, type UpdateGroupBody } from './schemas.js';
 
 export interface GroupService {
   create(userId: string, body: CreateGroupBody): Promise<RawJson>;
@@ -37,19 +35,9 @@ export function createGroupService(
 ): GroupService {
   const { db, dialect } = store;
 
-  const imageUrl = (imageId: string): string =>
-    config.groupImageUrlTemplate.replaceAll('{imageId}', encodeURIComponent(imageId));
+  const imageUrl = (imageId: string): string => groupImageUrl(config.groupImageUrlTemplate, imageId);
 
-  /** The group criteria (DECISIONS.md, "Groups") for a name: non-empty, cut to 100 characters. */
-  function cleanName(name: string): string {
-    if (name.trim() === '') throw badRequest('name must not be empty');
-    return Array.from(name).slice(0, MAX_GROUP_NAME_LENGTH).join('');
-  }
-
-  /**
-   * The group criteria for items: order kept, duplicates dropped, cards not in the family
-   * library dropped silently; an item already in the group keeps its `addedAt`.
-   */
+  /** The group criteria for items (rules.ts), against what the family library holds now. */
   async function cleanItems(
     trx: Transaction<Database>,
     familyId: string,
@@ -58,23 +46,15 @@ export function createGroupService(
     at: string,
   ): Promise<Item[]> {
     const held = await heldCardIds(trx, familyId, items.map((i) => i.contentId));
-    const addedAt = new Map(previous.map((i) => [i.contentId, i.addedAt]));
-    const seen = new Set<string>();
-    const out: Item[] = [];
-    for (const { contentId } of items) {
-      if (seen.has(contentId) || !held.has(contentId)) continue;
-      seen.add(contentId);
-      out.push({ contentId, addedAt: addedAt.get(contentId) ?? at });
-    }
-    return out;
+    return cleanGroupItems(items, held, previous, at);
   }
 
   /** The groups as JSON, each with the full cards of its items (one card query for all). */
   async function render(rows: GroupRow[]): Promise<RawJson[]> {
     const parsed = rows.map((row) => ({ row, items: JSON.parse(row.items) as Item[] }));
     const docs = await findLiveDocs(db, parsed.flatMap((g) => g.items.map((i) => i.contentId)));
-    return parsed.map(({ row, items }) => {
-      const cards = items.flatMap((i) => docs.get(i.contentId) ?? []);
+    return parsed.map(({ row, items: stored }) => {
+      const { items, cards } = visibleItems(stored, docs);
       return withRaw(
         {
           id: row.group_id,
@@ -101,7 +81,7 @@ export function createGroupService(
   return {
     async create(userId, body) {
       const familyId = await families.ensureFamilyId(userId);
-      const name = cleanName(body.name);
+      const name = cleanGroupName(body.name);
       const row = await db.transaction().execute(async (trx) => {
         // The count and the insert must not interleave with another create in this family.
         await dialect.lockKey(trx, `family:${familyId}`);
@@ -141,13 +121,13 @@ export function createGroupService(
     async update(userId, groupId, body) {
       const familyId = await families.findFamilyId(userId);
       if (!familyId) throw missing(groupId);
-      const name = body.name === undefined ? undefined : cleanName(body.name);
+      const name = body.name === undefined ? undefined : cleanGroupName(body.name);
       const row = await db.transaction().execute(async (trx) => {
         // Serialised with the family's other group writes, so two PUTs never mix their bodies.
         await dialect.lockKey(trx, `family:${familyId}`);
         const current = await repo.findGroup(trx, familyId, groupId);
         if (!current) throw missing(groupId);
-        const at = now();
+        const at = modificationTime(current.last_modified_at, now());
         const items =
           body.items === undefined
             ? current.items

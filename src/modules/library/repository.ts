@@ -32,14 +32,19 @@ export async function holdsCard(db: Db, familyId: string, cardId: string): Promi
   return row !== undefined;
 }
 
-/** Which of `cardIds` the family's library holds. */
+/**
+ * Which of `cardIds` the family's library holds, as its list shows it: a card deleted by its
+ * owner has left the library (see listWithSummaries), so it is not held.
+ */
 export async function heldCardIds(db: Db, familyId: string, cardIds: readonly string[]): Promise<Set<string>> {
   if (cardIds.length === 0) return new Set();
   const rows = await db
-    .selectFrom('library_records')
-    .select('card_id')
-    .where('family_id', '=', familyId)
-    .where('card_id', 'in', [...new Set(cardIds)])
+    .selectFrom('library_records as r')
+    .innerJoin('cards as c', 'c.card_id', 'r.card_id')
+    .select('r.card_id')
+    .where('r.family_id', '=', familyId)
+    .where('r.card_id', 'in', [...new Set(cardIds)])
+    .where('c.deleted', '=', 0)
     .execute();
   return new Set(rows.map((r) => r.card_id));
 }

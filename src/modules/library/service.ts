@@ -8,6 +8,7 @@ import { rawArray, withRaw, wrapRaw, type RawJson } from '../../shared/raw-json.
 import { findCard } from '../cards/repository.js';
 import type { FamilyService } from '../families/service.js';
 import * as repo from './repository.js';
+import { addability } from './rules.js';
 import type { LibraryRecord } from './schemas.js';
 
 type RecordView = Static<typeof LibraryRecord>;
@@ -23,12 +24,10 @@ export function createLibraryService(store: Store, families: FamilyService): Lib
   const { db } = store;
   return {
     async add(userId, cardId) {
-      const card = await findCard(db, cardId);
+      const verdict = addability(await findCard(db, cardId), userId);
       // Another user's MYO card answers like a missing one: its existence is not revealed.
-      if (!card || card.deleted === 1 || (card.origin === 'myo' && card.user_id !== userId)) {
-        throw notFound(`card ${cardId}`);
-      }
-      if (card.is_free !== 1 && card.in_club !== 1) {
+      if (verdict === 'not-found') throw notFound(`card ${cardId}`);
+      if (verdict === 'not-eligible') {
         throw new AppError(
           'card-not-eligible',
           `card ${cardId} is neither free nor in the club subscription, so it cannot be added to a family library`,

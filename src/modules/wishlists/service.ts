@@ -5,7 +5,8 @@ import { AppError, notFound } from '../../shared/errors.js';
 import { newUrlSafeId } from '../../shared/ids.js';
 import { rawArray, wrapRaw, type RawJson } from '../../shared/raw-json.js';
 import * as repo from './repository.js';
-import { MAX_WISHLIST_BYTES, MAX_WISHLISTS_PER_USER, type WishlistBody } from './schemas.js';
+import { checkWishlistSize, renderWishlist } from './rules.js';
+import { MAX_WISHLISTS_PER_USER, type WishlistBody } from './schemas.js';
 
 export interface WishlistService {
   create(userId: string, body: WishlistBody): Promise<RawJson>;
@@ -17,30 +18,8 @@ export interface WishlistService {
   shared(shareId: string): Promise<RawJson>;
 }
 
-interface Ids {
-  shareId: string;
-  userId: string;
-  wishlistId: string;
-}
-
-/** The wishlist as stored and returned: `{content, shareId, userId, wishlistId}`. */
-function render(content: string, ids: Ids): RawJson {
-  return `{"content":${content},${JSON.stringify(ids).slice(1)}` as RawJson;
-}
-
 const renderRow = (row: WishlistRow): RawJson =>
-  render(row.content, { shareId: row.share_id, userId: row.user_id, wishlistId: row.wishlist_id });
-
-/** The size rule: the stored wishlist's JSON, in UTF-8 bytes. */
-function checkSize(json: string): void {
-  const bytes = Buffer.byteLength(json, 'utf8');
-  if (bytes > MAX_WISHLIST_BYTES) {
-    throw new AppError(
-      'wishlist-size',
-      `a wishlist can be at most ${MAX_WISHLIST_BYTES} bytes (300 KiB) of JSON; this one is ${bytes}`,
-    );
-  }
-}
+  renderWishlist(row.content, { shareId: row.share_id, userId: row.user_id, wishlistId: row.wishlist_id });
 
 export function createWishlistService(store: Store): WishlistService {
   const { db, dialect } = store;
@@ -50,8 +29,8 @@ export function createWishlistService(store: Store): WishlistService {
     async create(userId, body) {
       const content = JSON.stringify(body.content);
       const ids = { shareId: newUrlSafeId(), userId, wishlistId: newUrlSafeId() };
-      const json = render(content, ids);
-      checkSize(json);
+      const json = renderWishlist(content, ids);
+      checkWishlistSize(json);
       await db.transaction().execute(async (trx) => {
         // Count and insert under the user's lock: the limit holds under concurrent creates.
         await dialect.lockKey(trx, `user:${userId}`);
@@ -75,8 +54,8 @@ export function createWishlistService(store: Store): WishlistService {
       const current = await repo.findOwned(db, userId, wishlistId);
       if (!current) throw missing(wishlistId);
       const content = JSON.stringify(body.content);
-      const json = render(content, { shareId: current.share_id, userId, wishlistId });
-      checkSize(json);
+      const json = renderWishlist(content, { shareId: current.share_id, userId, wishlistId });
+      checkWishlistSize(json);
       if (!(await repo.updateContent(db, userId, wishlistId, content, now()))) throw missing(wishlistId);
       return json;
     },

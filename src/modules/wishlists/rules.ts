@@ -1,0 +1,34 @@
+import { AppError } from '../../shared/errors.js';
+import type { RawJson } from '../../shared/raw-json.js';
+import { MAX_WISHLIST_BYTES } from './schemas.js';
+
+/** The rules of a wishlist's stored form (DECISIONS.md, "Wishlists"), as pure functions. */
+
+export interface WishlistIds {
+  shareId: string;
+  userId: string;
+  wishlistId: string;
+}
+
+/**
+ * The wishlist as stored and returned, `{"content", "shareId", "userId", "wishlistId"}`, from the
+ * content's JSON text: the same text as `JSON.stringify({content, shareId, userId, wishlistId})`.
+ */
+export function renderWishlist(contentJson: string, ids: WishlistIds): RawJson {
+  const { shareId, userId, wishlistId } = ids;
+  return `{"content":${contentJson},${JSON.stringify({ shareId, userId, wishlistId }).slice(1)}` as RawJson;
+}
+
+/** The size the limit applies to: UTF-8 bytes of the stored wishlist's JSON. */
+export const wishlistBytes = (json: string): number => Buffer.byteLength(json, 'utf8');
+
+/** The size rule: at most 300 KiB (307,200 bytes); over that, 400 `wishlist-size`. */
+export function checkWishlistSize(json: string): void {
+  const bytes = wishlistBytes(json);
+  if (bytes > MAX_WISHLIST_BYTES) {
+    throw new AppError(
+      'wishlist-size',
+      `a wishlist can be at most ${MAX_WISHLIST_BYTES} bytes (300 KiB) of JSON; this one is ${bytes}`,
+    );
+  }
+}
