@@ -1,11 +1,48 @@
-import { defineConfig } from 'vitest/config';
+import { configDefaults, defineConfig } from 'vitest/config';
+
+/**
+ * The integration suite (every test/**.test.ts outside test/unit/) runs once per database, as a
+ * project named after it; unit tests run once. CARDSHELF_TEST_DBS picks the databases
+ * (`sqlite`, `postgres` or `sqlite,postgres`). Unset, SQLite always runs, and PostgreSQL too
+ * when TEST_DATABASE_URL is given or on CI (CI=true), where a missing TEST_DATABASE_URL then
+ * fails its tests rather than leaving them out.
+ */
+const DATABASES = ['sqlite', 'postgres'] as const;
+type Database = (typeof DATABASES)[number];
+
+function selectedDatabases(env: NodeJS.ProcessEnv): Database[] {
+  const raw = env.CARDSHELF_TEST_DBS?.trim();
+  if (!raw) {
+    const postgres = Boolean(env.TEST_DATABASE_URL) || env.CI === 'true';
+    return postgres ? ['sqlite', 'postgres'] : ['sqlite'];
+  }
+  const names = [...new Set(raw.split(',').map((n) => n.trim()).filter(Boolean))];
+  const unknown = names.filter((n) => !(DATABASES as readonly string[]).includes(n));
+  if (unknown.length > 0 || names.length === 0) {
+    throw new Error(`CARDSHELF_TEST_DBS='${raw}': name databases among ${DATABASES.join(', ')}, comma-separated`);
+  }
+  return names as Database[];
+}
+
+const UNIT = 'test/unit/**/*.test.ts';
 
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts'],
     // Each test file builds its own app on its own fresh database.
     pool: 'forks',
     testTimeout: 30_000,
     hookTimeout: 60_000,
+    projects: [
+      { extends: true as const, test: { name: 'unit', include: [UNIT] } },
+      ...selectedDatabases(process.env).map((database) => ({
+        extends: true as const,
+        test: {
+          name: database,
+          include: ['test/**/*.test.ts'],
+          exclude: [...configDefaults.exclude, UNIT],
+          env: { CARDSHELF_TEST_DB: database },
+        },
+      })),
+    ],
   },
 });

@@ -6,6 +6,7 @@ import { buildApp } from '../src/app.js';
 import { loadOrCreateSigningKey, mintToken } from '../src/auth/local-issuer.js';
 import { loadConfig, type Config } from '../src/config.js';
 import type { App } from '../src/shared/http.js';
+import { createTestDatabase } from './support/test-database.js';
 
 export const ALL_USER_SCOPES = 'user:content:manage family:library:manage';
 
@@ -37,13 +38,23 @@ export interface Reply {
 
 /**
  * A fresh app on a fresh database, built exactly as production builds it, with the
- * environment `env` on top of the defaults.
+ * environment `env` on top of the defaults. The database is the one of the test project
+ * (SQLite or PostgreSQL: see vitest.config.ts); `close` removes it.
  */
 export async function startTestApp(env: Record<string, string> = {}): Promise<TestApp> {
   const dataDir = await mkdtemp(path.join(tmpdir(), 'cardshelf-test-'));
-  const config = loadConfig({ DATA_DIR: dataDir, LOG_LEVEL: 'silent', ...env });
-  const app = await buildApp(config);
-  await app.ready();
+  const database = await createTestDatabase();
+  let app: App;
+  let config: Readonly<Config>;
+  try {
+    config = loadConfig({ DATA_DIR: dataDir, LOG_LEVEL: 'silent', ...database.env, ...env });
+    app = await buildApp(config);
+    await app.ready();
+  } catch (err) {
+    await database.drop();
+    await rm(dataDir, { recursive: true, force: true });
+    throw err;
+  }
   const keyFile = config.auth.mode === 'local' ? config.auth.keyFile : undefined;
 
   return {
@@ -74,8 +85,12 @@ export async function startTestApp(env: Record<string, string> = {}): Promise<Te
       return { status: raw.statusCode, body, headers: raw.headers, raw };
     },
     async close() {
-      await app.close();
-      await rm(dataDir, { recursive: true, force: true });
+      try {
+        await app.close();
+      } finally {
+        await database.drop();
+        await rm(dataDir, { recursive: true, force: true });
+      }
     },
   };
 }

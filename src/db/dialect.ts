@@ -1,4 +1,4 @@
-import type { ColumnDefinitionBuilder, Kysely, Transaction } from 'kysely';
+import type { ColumnDataType, ColumnDefinitionBuilder, Expression, Kysely, Transaction } from 'kysely';
 import type { Database } from './database.js';
 
 /**
@@ -16,6 +16,12 @@ export interface StoreDialect {
   lockKey(trx: Transaction<Database>, key: string): Promise<void>;
   /** Turns a column definition into an auto-incrementing integer primary key. */
   autoIncrementPrimaryKey(col: ColumnDefinitionBuilder): ColumnDefinitionBuilder;
+  /**
+   * The type of every text column: text that sorts and compares byte by byte (code point
+   * order), whatever collation the database was created with. Lists are ordered by text
+   * columns (sortkey, ids, ISO timestamps), and their order must not depend on the database.
+   */
+  readonly text: ColumnDataType | Expression<unknown>;
 }
 
 export interface Store {

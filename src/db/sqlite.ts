@@ -1,9 +1,19 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import SQLite from 'better-sqlite3';
-import { CompiledQuery, Kysely, SqliteDialect, type DatabaseConnection, type Driver } from 'kysely';
+import { LRUCache } from 'lru-cache';
+import {
+  CompiledQuery,
+  Kysely,
+  SqliteAdapter,
+  SqliteDialect,
+  type DatabaseConnection,
+  type DialectAdapter,
+  type Driver,
+} from 'kysely';
 import type { Database } from './database.js';
 import type { StoreDialect } from './dialect.js';
+import { refuseNulText } from './text-guard.js';
 
 /**
  * Kysely's SQLite dialect opens transactions with a deferred `begin`: two processes that both
@@ -13,11 +23,28 @@ import type { StoreDialect } from './dialect.js';
  */
 class ImmediateSqliteDialect extends SqliteDialect {
   override createDriver(): Driver {
-    const driver = super.createDriver();
+    const driver = refuseNulText(super.createDriver());
     driver.beginTransaction = async (connection: DatabaseConnection): Promise<void> => {
       await connection.executeQuery(CompiledQuery.raw('begin immediate'));
     };
     return driver;
+  }
+
+  /**
+   * Kysely's Migrator takes no lock on SQLite and runs migrations outside a transaction, so two
+   * processes starting on one file would both apply a pending migration. SQLite does run DDL in
+   * transactions: declared so, the Migrator reads what is applied and applies the rest inside
+   * one transaction, which `begin immediate` makes the migration lock across processes. (A
+   * migration that must switch foreign_keys off to rebuild a table cannot do so in it.)
+   */
+  override createAdapter(): DialectAdapter {
+    return new TransactionalDdlSqliteAdapter();
+  }
+}
+
+class TransactionalDdlSqliteAdapter extends SqliteAdapter {
+  override get supportsTransactionalDdl(): boolean {
+    return true;
   }
 }
 
@@ -28,6 +55,27 @@ export function openSqlite(file: string): SQLite.Database {
   sqlite.pragma('synchronous = NORMAL');
   sqlite.pragma('foreign_keys = ON');
   sqlite.pragma('busy_timeout = 5000');
+  return keepPreparedStatements(sqlite);
+}
+
+/**
+ * Kysely's SQLite driver calls `prepare` for every query, so SQLite parses and plans the same
+ * SQL again each time (a primary-key read took 16.8 µs so, 6.9 µs with the statement kept). The
+ * routes build a bounded set of SQL texts, so statements are kept by text; better-sqlite3 runs a
+ * statement synchronously to completion, so one statement is never in use twice at once, and
+ * SQLite re-prepares a kept statement by itself when a migration changes the schema.
+ */
+function keepPreparedStatements(sqlite: SQLite.Database, max = 500): SQLite.Database {
+  const statements = new LRUCache<string, SQLite.Statement>({ max });
+  const prepare = sqlite.prepare.bind(sqlite);
+  sqlite.prepare = ((source: string) => {
+    let statement = statements.get(source);
+    if (!statement) {
+      statement = prepare(source);
+      statements.set(source, statement);
+    }
+    return statement;
+  }) as SQLite.Database['prepare'];
   return sqlite;
 }
 
@@ -39,5 +87,7 @@ export function sqliteDialect(file: string): StoreDialect {
     // `begin immediate` already holds the database-wide write lock.
     lockKey: async () => {},
     autoIncrementPrimaryKey: (col) => col.primaryKey().autoIncrement(),
+    // SQLite compares text with BINARY unless told otherwise.
+    text: 'text',
   };
 }

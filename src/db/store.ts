@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import type { Config } from '../config.js';
 import type { Store, StoreDialect } from './dialect.js';
+import { postgresDialect } from './postgres.js';
 import { sqliteDialect } from './sqlite.js';
 
 export function dialectFor(database: Config['database']): StoreDialect {
@@ -8,7 +9,7 @@ export function dialectFor(database: Config['database']): StoreDialect {
     case 'sqlite':
       return sqliteDialect(database.file);
     case 'postgres':
-      throw new Error('PostgreSQL is not available in this build');
+      return postgresDialect(database.url, database.poolSize);
   }
 }
 

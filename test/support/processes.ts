@@ -1,0 +1,157 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+const CLI = path.join(ROOT, 'test/support/cli.ts');
+
+export interface Exit {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+}
+
+/** A command running in its own process. */
+export interface CliProcess {
+  readonly child: ChildProcess;
+  /** What it has written so far. */
+  stdout(): string;
+  stderr(): string;
+  readonly exited: Promise<Exit>;
+  /** Sends `signal` and waits for the exit; SIGKILL if it takes longer than `graceMs`. */
+  stop(signal?: NodeJS.Signals, graceMs?: number): Promise<Exit>;
+}
+
+export interface ServerProcess extends CliProcess {
+  /** http://127.0.0.1:<port> */
+  readonly url: string;
+}
+
+const running = new Set<ChildProcess>();
+// A test run that dies must not leave servers behind.
+process.once('exit', () => {
+  for (const child of running) child.kill('SIGKILL');
+});
+
+/**
+ * Only what Node needs is inherited: a developer's DATABASE_URL or PORT must not leak into a
+ * test's process.
+ */
+function childEnv(env: Record<string, string>): NodeJS.ProcessEnv {
+  const base: NodeJS.ProcessEnv = { PATH: process.env.PATH ?? '/usr/local/bin:/usr/bin:/bin' };
+  if (process.env.TMPDIR) base.TMPDIR = process.env.TMPDIR;
+  return { ...base, ...env };
+}
+
+/** `cardshelf <args>`, from the sources. */
+export function runCli(args: string[], env: Record<string, string>): CliProcess {
+  return runScript(CLI, args, env);
+}
+
+/** A TypeScript file of this repository, run by Node with tsx. */
+export function runScript(
+  file: string,
+  args: string[],
+  env: Record<string, string>,
+  opts: { stdin?: boolean } = {},
+): CliProcess {
+  const child = spawn(process.execPath, ['--import', 'tsx', path.resolve(ROOT, file), ...args], {
+    cwd: ROOT,
+    env: childEnv(env),
+    stdio: [opts.stdin ? 'pipe' : 'ignore', 'pipe', 'pipe'],
+  });
+  running.add(child);
+  let out = '';
+  let err = '';
+  child.stdout?.setEncoding('utf8').on('data', (chunk: string) => {
+    out += chunk;
+  });
+  child.stderr?.setEncoding('utf8').on('data', (chunk: string) => {
+    err += chunk;
+  });
+  const exited = new Promise<Exit>((resolve) => {
+    child.once('exit', (code, signal) => {
+      running.delete(child);
+      resolve({ code, signal });
+    });
+  });
+  return {
+    child,
+    stdout: () => out,
+    stderr: () => err,
+    exited,
+    async stop(signal = 'SIGTERM', graceMs = 15_000) {
+      if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+      const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
+      try {
+        return await exited;
+      } finally {
+        clearTimeout(timer);
+      }
+    },
+  };
+}
+
+const LISTENING = /"msg":"Server listening at (http:\/\/127\.0\.0\.1:\d+)"/;
+
+/**
+ * `cardshelf serve` on a free loopback port (PORT=0), resolved once it listens. The port is read
+ * from the server's own log line, so parallel tests never race for a port.
+ */
+export async function startServer(env: Record<string, string>, timeoutMs = 45_000): Promise<ServerProcess> {
+  const proc = runCli(['serve'], { HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'info', ...env });
+  try {
+    const url = await new Promise<string>((resolve, reject) => {
+      const timer = setTimeout(
+        () => reject(new Error(`the server did not listen within ${timeoutMs} ms\n${proc.stderr()}${proc.stdout()}`)),
+        timeoutMs,
+      );
+      const look = (): void => {
+        const match = LISTENING.exec(proc.stdout());
+        if (match?.[1]) {
+          clearTimeout(timer);
+          resolve(match[1]);
+        }
+      };
+      proc.child.stdout?.on('data', look);
+      void proc.exited.then((exit) => {
+        clearTimeout(timer);
+        reject(new Error(`the server exited (${exit.code ?? exit.signal}) before listening\n${proc.stderr()}${proc.stdout()}`));
+      });
+    });
+    return { ...proc, url };
+  } catch (err) {
+    await proc.stop('SIGKILL');
+    throw err;
+  }
+}
+
+export interface HttpReply {
+  status: number;
+  body: any;
+}
+
+/** One JSON request, bounded in time, as a client would make it. */
+export async function http(
+  base: string,
+  method: string,
+  url: string,
+  opts: { token?: string; body?: unknown; timeoutMs?: number } = {},
+): Promise<HttpReply> {
+  const headers: Record<string, string> = {};
+  if (opts.token) headers.authorization = `Bearer ${opts.token}`;
+  if (opts.body !== undefined) headers['content-type'] = 'application/json';
+  const res = await fetch(`${base}${url}`, {
+    method,
+    headers,
+    body: opts.body === undefined ? undefined : JSON.stringify(opts.body),
+    signal: AbortSignal.timeout(opts.timeoutMs ?? 30_000),
+  });
+  const text = await res.text();
+  let body: unknown = text;
+  try {
+    body = text === '' ? undefined : JSON.parse(text);
+  } catch {
+    // not JSON: the test shows the text
+  }
+  return { status: res.status, body };
+}
