@@ -4,16 +4,21 @@ import { ConfigError, loadConfig, type Config } from './config.js';
 import { migrateToLatest } from './db/migrate.js';
 import { openStore } from './db/store.js';
 import { DEMO_USER, seedDemo } from './seed/demo.js';
+import { AlreadySeeded, seedScale } from './seed/scale.js';
 import { serve } from './server.js';
 
 const USAGE = `usage: cardshelf <command> [options]
 
 commands:
-  serve                      start the server (PORT, DATA_DIR, DATABASE_URL, ... from the environment)
+  serve [--workers N]        start the server (PORT, DATA_DIR, DATABASE_URL, ... from the environment);
+                             --workers N runs N processes sharing the port (default 1: one process)
   migrate                    apply pending database migrations
   token --sub ID [--scope "S1 S2"] [--expires-in 1h]
                              print a token signed by the local issuer (durations: 30s, 15m, 2h, 7d)
   seed --demo                load a small demo data set and print a token for its user
+  seed --scale N [--cards-per-user 50] [--catalogue 200] [--prefix scale]
+                             generate N users, each with a family, MYO cards with chapters,
+                             library records, groups and wishlists (progress on stderr)
 
 Settings come from the environment; see README.md.
 `;
@@ -22,7 +27,7 @@ const err = (line: string): void => {
   process.stderr.write(`${line}\n`);
 };
 
-/** Runs one command; resolves to the exit code. Only `token` and `seed` write to stdout. */
+/** Runs one command; resolves to the exit code. Only `token` and `seed --demo` write to stdout. */
 export async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
   if (!command || command === 'help' || command === '--help' || command === '-h') {
@@ -41,9 +46,7 @@ export async function main(argv: string[]): Promise<number> {
   }
   switch (command) {
     case 'serve':
-      parseArgs({ args: rest, options: {} });
-      await serve(config);
-      return 0;
+      return serveCommand(config, rest);
     case 'migrate':
       return migrate(config);
     case 'token':
@@ -54,6 +57,24 @@ export async function main(argv: string[]): Promise<number> {
       err(`cardshelf: unknown command '${command}'\n\n${USAGE}`);
       return 2;
   }
+}
+
+async function serveCommand(config: Readonly<Config>, args: string[]): Promise<number> {
+  const { values } = parseArgs({ args, options: { workers: { type: 'string', default: '1' } } });
+  const workers = positiveInt(values.workers);
+  if (workers === undefined) {
+    err(`cardshelf serve: --workers takes a whole number from 1 up, not '${values.workers}'`);
+    return 2;
+  }
+  await serve(config, { workers });
+  return 0;
+}
+
+/** A whole number >= 1 (underscores allowed: 1_000_000), or undefined. */
+function positiveInt(text: string | undefined): number | undefined {
+  if (text === undefined || !/^\d[\d_]*$/.test(text)) return undefined;
+  const n = Number(text.replaceAll('_', ''));
+  return Number.isSafeInteger(n) && n >= 1 ? n : undefined;
 }
 
 async function migrate(config: Readonly<Config>): Promise<number> {
@@ -103,9 +124,19 @@ async function token(config: Readonly<Config>, args: string[]): Promise<number> 
 }
 
 async function seed(config: Readonly<Config>, args: string[]): Promise<number> {
-  const { values } = parseArgs({ args, options: { demo: { type: 'boolean', default: false } } });
+  const { values } = parseArgs({
+    args,
+    options: {
+      demo: { type: 'boolean', default: false },
+      scale: { type: 'string' },
+      'cards-per-user': { type: 'string', default: '50' },
+      catalogue: { type: 'string', default: '200' },
+      prefix: { type: 'string', default: 'scale' },
+    },
+  });
+  if (values.scale !== undefined) return seedScaleCommand(config, values);
   if (!values.demo) {
-    err('cardshelf seed: say what to load: --demo');
+    err('cardshelf seed: say what to load: --demo, or --scale N');
     return 2;
   }
   const store = openStore(config.database);
@@ -117,4 +148,40 @@ async function seed(config: Readonly<Config>, args: string[]): Promise<number> {
   }
   err(`demo user: ${DEMO_USER}; the token below is valid for 24 hours`);
   return token(config, ['--sub', DEMO_USER, '--scope', 'user:content:manage family:library:manage', '--expires-in', '24h']);
+}
+
+async function seedScaleCommand(
+  config: Readonly<Config>,
+  values: { scale?: string; 'cards-per-user': string; catalogue: string; prefix: string },
+): Promise<number> {
+  const users = positiveInt(values.scale);
+  const cardsPerUser = positiveInt(values['cards-per-user']);
+  const catalogueCards = positiveInt(values.catalogue);
+  if (users === undefined || cardsPerUser === undefined || catalogueCards === undefined) {
+    err('cardshelf seed: --scale, --cards-per-user and --catalogue take whole numbers from 1 up');
+    return 2;
+  }
+  if (!/^[a-z0-9-]{1,32}$/.test(values.prefix)) {
+    err('cardshelf seed: --prefix is 1 to 32 characters of [a-z0-9-]');
+    return 2;
+  }
+  const store = openStore(config.database);
+  try {
+    await migrateToLatest(store);
+    const r = await seedScale(store, { users, cardsPerUser, catalogueCards, prefix: values.prefix }, err);
+    err(
+      `seeded in ${r.seconds.toFixed(1)} s: ${r.users} users and families, ${r.cards} MYO cards, ` +
+        `${r.catalogueCards} catalogue cards, ${r.libraryRecords} library records, ${r.groups} groups, ` +
+        `${r.wishlists} wishlists, ${r.events} family events`,
+    );
+    return 0;
+  } catch (e) {
+    if (e instanceof AlreadySeeded) {
+      err(`cardshelf seed: ${e.message}`);
+      return 2;
+    }
+    throw e;
+  } finally {
+    await store.db.destroy();
+  }
 }

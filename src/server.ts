@@ -1,17 +1,39 @@
+import cluster, { type Worker } from 'node:cluster';
 import type { Config } from './config.js';
 import { buildApp } from './app.js';
+import { loadOrCreateSigningKey } from './auth/local-issuer.js';
+import { migrateToLatest } from './db/migrate.js';
+import { openStore } from './db/store.js';
 
 const SHUTDOWN_SIGNALS = ['SIGTERM', 'SIGINT'] as const;
 
+/** A worker that dies sooner than this after its start is failing to start, not crashing. */
+const MIN_WORKER_LIFETIME_MS = 5_000;
+
+export interface ServeOptions {
+  /** Processes serving the port (node:cluster); 1 serves from this process. */
+  workers?: number;
+}
+
 /**
  * Serves until SIGTERM or SIGINT: then stops accepting connections, lets requests in flight
- * finish, closes the database, and exits 0.
+ * finish, closes the database, and exits 0. With `workers` > 1 this process becomes a
+ * supervisor of that many worker processes, which run this same command.
  */
-export async function serve(config: Readonly<Config>): Promise<void> {
+export async function serve(config: Readonly<Config>, opts: ServeOptions = {}): Promise<void> {
+  const workers = opts.workers ?? 1;
+  if (workers > 1 && cluster.isPrimary) return supervise(config, workers);
+
   const app = await buildApp(config);
+  let closing = false;
+  // Closing the server ends the keep-alive connections idle at that moment, not those still
+  // answering a request: left open, each would hold the exit back up to keepAliveTimeout. So
+  // once shutting down, every response ends its connection.
+  app.addHook('onSend', async (_request, reply) => {
+    if (closing) reply.header('connection', 'close');
+  });
   await app.listen({ port: config.port, host: config.host });
 
-  let closing = false;
   for (const signal of SHUTDOWN_SIGNALS) {
     process.once(signal, () => {
       if (closing) return;
@@ -26,4 +48,64 @@ export async function serve(config: Readonly<Config>): Promise<void> {
       );
     });
   }
+}
+
+/** One JSON line, in the shape of the app's (pino) log lines, for the supervisor's few events. */
+function log(level: 'info' | 'error', msg: string, fields: Record<string, unknown> = {}): void {
+  const levels = { info: 30, error: 50 };
+  process.stdout.write(`${JSON.stringify({ level: levels[level], time: Date.now(), pid: process.pid, ...fields, msg })}\n`);
+}
+
+/**
+ * The cluster's primary: prepares what every worker would otherwise race to create (the schema,
+ * the local issuer's key), forks the workers, replaces one that crashes, and on SIGTERM or
+ * SIGINT passes the signal on and exits when all have finished. The workers share the listening
+ * socket; the primary hands connections out in turn.
+ */
+async function supervise(config: Readonly<Config>, count: number): Promise<void> {
+  const store = openStore(config.database);
+  try {
+    await migrateToLatest(store);
+  } finally {
+    await store.db.destroy();
+  }
+  if (config.auth.mode === 'local') await loadOrCreateSigningKey(config.auth.keyFile);
+
+  let closing = false;
+  const startedAt = new Map<Worker, number>();
+  const fork = (): void => {
+    startedAt.set(cluster.fork(), Date.now());
+  };
+
+  cluster.on('exit', (worker, code, signal) => {
+    const lived = Date.now() - (startedAt.get(worker) ?? 0);
+    startedAt.delete(worker);
+    if (closing) {
+      // process.exitCode: 1 if the supervisor gave up on a failing worker, else 0.
+      if (startedAt.size === 0) process.exit();
+      return;
+    }
+    log('error', 'worker exited', { worker: worker.process.pid, code, signal });
+    if (lived < MIN_WORKER_LIFETIME_MS) {
+      // It would only fail again: stop everything and let the operator see why.
+      closing = true;
+      for (const w of startedAt.keys()) w.process.kill('SIGTERM');
+      process.exitCode = 1;
+      if (startedAt.size === 0) process.exit();
+      return;
+    }
+    fork();
+  });
+
+  for (const signal of SHUTDOWN_SIGNALS) {
+    process.once(signal, () => {
+      if (closing) return;
+      closing = true;
+      log('info', 'shutting down', { signal, workers: startedAt.size });
+      for (const w of startedAt.keys()) w.process.kill('SIGTERM');
+    });
+  }
+
+  for (let i = 0; i < count; i++) fork();
+  log('info', 'workers started', { workers: count, port: config.port });
 }
