@@ -9,6 +9,7 @@ import {
 import type { AuthConfig } from '../config.js';
 import { loadOrCreateSigningKey, LOCAL_ALG } from './local-issuer.js';
 import { scopesOf } from './scopes.js';
+import { TokenCache } from './token-cache.js';
 
 export interface Principal {
   /** The user id: the token's `sub`. */
@@ -38,17 +39,25 @@ export async function createVerifier(auth: AuthConfig): Promise<TokenVerifier> {
     // Fetched on first use and cached; refetched when a token names an unknown key id.
     keys = createRemoteJWKSet(new URL(auth.jwksUrl));
   }
-  const options = { issuer: auth.issuer, audience: auth.audience, algorithms };
+  // An access token without an expiry would be good forever: refuse it like an expired one.
+  const options = { issuer: auth.issuer, audience: auth.audience, algorithms, requiredClaims: ['exp'] };
+
+  // A signature check costs more than the rest of most requests; clients resend one token.
+  const verified = new TokenCache();
 
   return {
     jwks,
     async verify(token: string): Promise<Principal> {
+      const known = verified.get(token);
+      if (known) return known;
       try {
         const { payload } = await jwtVerify(token, keys, options);
         if (typeof payload.sub !== 'string' || payload.sub === '') {
           throw new TokenRejected('token has no subject (sub)');
         }
-        return { userId: payload.sub, scopes: scopesOf(payload) };
+        const principal: Principal = { userId: payload.sub, scopes: scopesOf(payload) };
+        verified.set(token, principal, payload.exp);
+        return principal;
       } catch (err) {
         throw toRejection(err);
       }
