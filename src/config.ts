@@ -30,6 +30,13 @@ const EnvSchema = Type.Object({
     pattern: '\\{imageId\\}',
     default: 'https://images.cardshelf.invalid/groups/{imageId}',
   }),
+  /**
+   * Signed media URLs in wishlist answers (without `format=raw`): `{hash}` is replaced by the
+   * URL-encoded hash of a `service:#<hash>` reference; the secret is the one the media host checks
+   * the signatures with (unset: a random one for each process).
+   */
+  MEDIA_URL_TEMPLATE: Type.String({ pattern: '\\{hash\\}', default: 'https://media.cardshelf.invalid/{hash}' }),
+  MEDIA_URL_SECRET: Type.Optional(Type.String({ minLength: 16 })),
   /** Country given to stub families, which no operator has described yet. */
   DEFAULT_COUNTRY: Type.String({ pattern: '^[A-Z]{2}$', default: 'US' }),
   /** Largest accepted request body, in bytes (wishlists have their own, smaller, rule). */
@@ -56,6 +63,8 @@ export interface Config {
   logLevel: string;
   auth: AuthConfig;
   groupImageUrlTemplate: string;
+  mediaUrlTemplate: string;
+  mediaUrlSecret: string | undefined;
   defaultCountry: string;
   bodyLimit: number;
   corsOrigin: string[] | '*';
@@ -110,6 +119,8 @@ function fromEnv(env: Env): Config {
     logLevel: env.LOG_LEVEL,
     auth,
     groupImageUrlTemplate: env.GROUP_IMAGE_URL_TEMPLATE,
+    mediaUrlTemplate: env.MEDIA_URL_TEMPLATE,
+    mediaUrlSecret: env.MEDIA_URL_SECRET,
     defaultCountry: env.DEFAULT_COUNTRY,
     bodyLimit: env.BODY_LIMIT,
     corsOrigin:

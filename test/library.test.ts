@@ -126,6 +126,28 @@ describe('POST /card/family/library', () => {
     expect(errorCode(r)).toBe('not-found');
   });
 
+  it("answers 200 with the record for another member's MYO card the family library already holds", async () => {
+    const owner = newUser('owner');
+    const member = newUser('member');
+    await familyOf(t, [owner, member]);
+    const cardId = await createMyoCard(t, owner, { availability: 'free' });
+    const added = expectStatus(await addToLibrary(t, owner, cardId), 201).body.record;
+    // The interface's rule 4: a card already in the family's library gives 200 with the record.
+    const again = expectStatus(await addToLibrary(t, member, cardId), 200);
+    expect(again.body).toEqual({ record: added });
+    expect((await library(member)).map((c) => c.cardId)).toEqual([cardId]);
+  });
+
+  it("still answers 404 for another member's MYO card the family library does not hold", async () => {
+    const owner = newUser('owner');
+    const member = newUser('member');
+    await familyOf(t, [owner, member]);
+    const cardId = await createMyoCard(t, owner, { availability: 'free' });
+    const r = await addToLibrary(t, member, cardId);
+    expect(r.status).toBe(404);
+    expect(errorCode(r)).toBe('not-found');
+  });
+
   it('answers 400 card-not-eligible for an own MYO card that is neither free nor in the club', async () => {
     const owner = newUser('owner');
     const cardId = await createMyoCard(t, owner);

@@ -437,6 +437,63 @@ describe('format=raw', () => {
   });
 });
 
+describe('without format=raw', () => {
+  /** A signed, expiring access URL of the default media URL template, for `hash`. */
+  const signed = (hash: string) =>
+    new RegExp(`^https://media\\.cardshelf\\.invalid/${hash}\\?expires=\\d+&signature=[A-Za-z0-9_-]{43}$`);
+
+  const content = [
+    { item: 'abcde', icon: 'service:#abc123', more: { list: ['service:#def456', 'plain'] }, note: 'see service:#abc123' },
+  ];
+
+  function expectSigned(got: Record<string, any>[]): void {
+    expect(got).toHaveLength(1);
+    const [element] = got as [Record<string, any>];
+    expect(element.item).toBe('abcde');
+    expect(element.icon).toMatch(signed('abc123'));
+    expect(element.more.list[0]).toMatch(signed('def456'));
+    expect(element.more.list[1]).toBe('plain');
+    // Only a string that is a media reference, whole, is one.
+    expect(element.note).toBe('see service:#abc123');
+    const expires = Number(new URL(element.icon).searchParams.get('expires'));
+    expect(expires * 1000).toBeGreaterThan(Date.now());
+    expect(expires * 1000).toBeLessThanOrEqual(Date.now() + 3_600_000 + 5_000);
+  }
+
+  it('answers media references as signed, expiring access URLs, on every route; they are stored as sent', async () => {
+    const user = newUser('signed');
+    const token = await t.token(user, '');
+    const c = expectStatus(await create(user, { content }), 201);
+    expectSigned(c.body.content);
+    expectSigned(expectStatus(await update(user, c.body.wishlistId, { content }), 200).body.content);
+    expectSigned(expectStatus(await get(user, c.body.wishlistId), 200).body.content);
+    expectSigned(expectStatus(await t.call('GET', `/wishlists/shared/${c.body.shareId}`, { token }), 200).body.content);
+    const [listed] = expectStatus(await t.call('GET', '/wishlists', { token }), 200).body.wishlists;
+    expectSigned(listed.content);
+    // The other formats are not `raw`: they sign too.
+    expectSigned(expectStatus(await t.call('GET', `/wishlists/${c.body.wishlistId}?format=signed`, { token }), 200).body.content);
+    const raw = expectStatus(await t.call('GET', `/wishlists/${c.body.wishlistId}?format=raw`, { token }), 200);
+    expect(raw.body.content).toEqual(content);
+  });
+
+  it('leaves content without media references exactly as sent', async () => {
+    const user = newUser('unsigned');
+    const plain = [{ item: 'abcde', note: 'é "q" 🎵', n: 1, nested: { a: [null, true, 'x'] } }];
+    const c = expectStatus(await create(user, { content: plain }), 201);
+    expect(c.body.content).toEqual(plain);
+    expect(expectStatus(await get(user, c.body.wishlistId), 200).body).toEqual(c.body);
+  });
+
+  it('measures the size rule on the stored form, not on the longer signed answer', async () => {
+    const user = newUser('signed-size');
+    const refs = Array.from({ length: 3500 }, (_, i) => ({ item: 'abcde', icon: `service:#h${i}` }));
+    const stored = storedSize(user, refs);
+    expect(stored).toBeLessThan(LIMIT);
+    const c = expectStatus(await create(user, { content: refs }), 201);
+    expect(Buffer.byteLength(c.raw.body, 'utf8')).toBeGreaterThan(LIMIT);
+  });
+});
+
 describe('authentication', () => {
   it('needs a valid token on every wishlist route (401), but no scope', async () => {
     const owner = newUser('authed');

@@ -111,6 +111,14 @@ describe('loadConfig settings', () => {
     expect(loadConfig({ CORS_ORIGIN: ' * ' }).corsOrigin).toBe('*');
   });
 
+  it('signs media URLs with the default template and a secret of its own unless told', () => {
+    expect(loadConfig({}).mediaUrlTemplate).toBe('https://media.cardshelf.invalid/{hash}');
+    expect(loadConfig({}).mediaUrlSecret).toBeUndefined();
+    const c = loadConfig({ MEDIA_URL_TEMPLATE: 'https://cdn.example/m/{hash}', MEDIA_URL_SECRET: 's'.repeat(32) });
+    expect(c.mediaUrlTemplate).toBe('https://cdn.example/m/{hash}');
+    expect(c.mediaUrlSecret).toBe('s'.repeat(32));
+  });
+
   it('takes the other strings as given', () => {
     const c = loadConfig({ LOG_LEVEL: 'silent', DEFAULT_COUNTRY: 'DE', GROUP_IMAGE_URL_TEMPLATE: 'https://i/{imageId}.png', HOST: '127.0.0.1' });
     expect(c.logLevel).toBe('silent');
@@ -137,6 +145,8 @@ describe('loadConfig errors', () => {
     ['DATABASE_URL', 'mysql://db/x'],
     ['DATABASE_URL', 'sqlite:///tmp/x.db'],
     ['GROUP_IMAGE_URL_TEMPLATE', 'https://images.example/groups/'],
+    ['MEDIA_URL_TEMPLATE', 'https://media.example/'],
+    ['MEDIA_URL_SECRET', 'short'],
   ])('refuses %s=%j, naming the setting', (key, value) => {
     const err = configError(() => loadConfig({ [key]: value }));
     expect(err.message).toContain(key);

@@ -39,6 +39,12 @@ describe('addability', () => {
     expect(addability(myo, 'auth0|owner')).toBe('ok');
   });
 
+  it("treats another user's MYO card the caller's family library holds like any card there", () => {
+    const myo = card({ origin: 'myo', user_id: 'auth0|owner', is_free: 1 });
+    expect(addability(myo, 'auth0|member', true)).toBe('ok');
+    expect(addability({ ...myo, deleted: 1 }, 'auth0|member', true)).toBe('not-found');
+  });
+
   it('does not care who owns a catalogue card', () => {
     expect(addability(card({ user_id: 'auth0|someone', in_club: 1 }), 'auth0|u')).toBe('ok');
   });

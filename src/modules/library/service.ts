@@ -24,7 +24,12 @@ export function createLibraryService(store: Store, families: FamilyService): Lib
   const { db } = store;
   return {
     async add(userId, cardId) {
-      const verdict = addability(await findCard(db, cardId), userId);
+      const card = await findCard(db, cardId);
+      // Only another user's MYO card needs to know whether the family holds it (rules.ts).
+      const othersMyo = card?.origin === 'myo' && card.user_id !== userId;
+      const familyOfCaller = othersMyo ? await families.findFamilyId(userId) : undefined;
+      const held = familyOfCaller !== undefined && (await repo.holdsCard(db, familyOfCaller, cardId));
+      const verdict = addability(card, userId, held);
       // Another user's MYO card answers like a missing one: its existence is not revealed.
       if (verdict === 'not-found') throw notFound(`card ${cardId}`);
       if (verdict === 'not-eligible') {

@@ -9,16 +9,23 @@ import {
   WishlistParams,
   WISHLIST_BODY_LIMIT,
 } from './schemas.js';
+import type { MediaUrlSigner } from './media-urls.js';
 import type { WishlistService } from './service.js';
+import type { RawJson } from '../../shared/raw-json.js';
 
 const WishlistRef = { $ref: 'Wishlist' } as unknown as typeof Wishlist;
 
 /**
- * Wishlist routes. Any valid token will do. `format` is accepted; until media references are
- * signed, both formats answer references as stored.
+ * Wishlist routes. Any valid token will do. `format=raw` answers media references as stored;
+ * without it (or with any other value) they are answered as signed, expiring URLs.
  */
-export async function wishlistRoutes(app: App, opts: { wishlists: WishlistService }): Promise<void> {
-  const { wishlists } = opts;
+export async function wishlistRoutes(
+  app: App,
+  opts: { wishlists: WishlistService; media: MediaUrlSigner },
+): Promise<void> {
+  const { wishlists, media } = opts;
+  const present = (json: RawJson, format: string | undefined): RawJson =>
+    format === 'raw' ? json : media.signAll(json);
   const tags = ['wishlists'];
   const security = [{ bearer: [] }];
   // A body over the limit is the size rule broken, so it answers `wishlist-size`, not 413.
@@ -37,7 +44,8 @@ export async function wishlistRoutes(app: App, opts: { wishlists: WishlistServic
       body: WishlistBody,
       response: { 201: WishlistRef, ...authErrors },
     },
-    handler: async (req, reply) => sendRaw(reply, 201, await wishlists.create(req.principal.userId, req.body)),
+    handler: async (req, reply) =>
+      sendRaw(reply, 201, present(await wishlists.create(req.principal.userId, req.body), req.query.format)),
   });
 
   app.put('/wishlists/:wishlistId', {
@@ -54,7 +62,11 @@ export async function wishlistRoutes(app: App, opts: { wishlists: WishlistServic
       response: { 200: WishlistRef, ...authErrors, 404: ErrorRef },
     },
     handler: async (req, reply) =>
-      sendRaw(reply, 200, await wishlists.update(req.principal.userId, req.params.wishlistId, req.body)),
+      sendRaw(
+        reply,
+        200,
+        present(await wishlists.update(req.principal.userId, req.params.wishlistId, req.body), req.query.format),
+      ),
   });
 
   app.get('/wishlists', {
@@ -66,7 +78,8 @@ export async function wishlistRoutes(app: App, opts: { wishlists: WishlistServic
       querystring: FormatQuery,
       response: { 200: WishlistList, ...authErrors },
     },
-    handler: async (req, reply) => sendRaw(reply, 200, await wishlists.list(req.principal.userId)),
+    handler: async (req, reply) =>
+      sendRaw(reply, 200, present(await wishlists.list(req.principal.userId), req.query.format)),
   });
 
   app.get('/wishlists/:wishlistId', {
@@ -80,7 +93,7 @@ export async function wishlistRoutes(app: App, opts: { wishlists: WishlistServic
       response: { 200: WishlistRef, ...authErrors, 404: ErrorRef },
     },
     handler: async (req, reply) =>
-      sendRaw(reply, 200, await wishlists.get(req.principal.userId, req.params.wishlistId)),
+      sendRaw(reply, 200, present(await wishlists.get(req.principal.userId, req.params.wishlistId), req.query.format)),
   });
 
   app.delete('/wishlists/:wishlistId', {
@@ -108,6 +121,7 @@ export async function wishlistRoutes(app: App, opts: { wishlists: WishlistServic
       querystring: FormatQuery,
       response: { 200: WishlistRef, ...authErrors, 404: ErrorRef },
     },
-    handler: async (req, reply) => sendRaw(reply, 200, await wishlists.shared(req.params.shareId)),
+    handler: async (req, reply) =>
+      sendRaw(reply, 200, present(await wishlists.shared(req.params.shareId), req.query.format)),
   });
 }

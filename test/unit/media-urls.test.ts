@@ -1,0 +1,52 @@
+import { createHmac } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
+import { MEDIA_URL_TTL_SECONDS, createMediaUrlSigner } from '../../src/modules/wishlists/media-urls.js';
+import type { RawJson } from '../../src/shared/raw-json.js';
+
+const SECRET = 'a-secret-shared-with-the-media-host';
+const NOW = Date.parse('2026-01-31T12:00:00.000Z');
+const expected = (hash: string, expires: number) =>
+  createHmac('sha256', SECRET).update(`${hash}:${expires}`).digest('base64url');
+
+describe('createMediaUrlSigner', () => {
+  const signer = createMediaUrlSigner('https://media.example/{hash}.aac', SECRET);
+
+  it('signs a media reference into an expiring URL of the template', () => {
+    const url = new URL(signer.sign('service:#abc123', NOW));
+    const expires = NOW / 1000 + MEDIA_URL_TTL_SECONDS;
+    expect(`${url.origin}${url.pathname}`).toBe('https://media.example/abc123.aac');
+    expect(url.searchParams.get('expires')).toBe(String(expires));
+    expect(url.searchParams.get('signature')).toBe(expected('abc123', expires));
+  });
+
+  it('adds its parameters after a query the template already has, and encodes the hash', () => {
+    const s = createMediaUrlSigner('https://media.example/get?id={hash}', SECRET);
+    const url = new URL(s.sign('service:#a/b?c', NOW));
+    expect(url.searchParams.get('id')).toBe('a/b?c');
+    expect(url.searchParams.get('signature')).toBe(expected('a/b?c', NOW / 1000 + MEDIA_URL_TTL_SECONDS));
+  });
+
+  it('replaces every string that is a media reference, at any depth, and nothing else', () => {
+    const json = JSON.stringify({
+      content: [{ item: 'service:#x1', icons: ['service:#x2', 'service:#', 'a service:#x3'], n: 1 }],
+      key: 'service:#x4',
+    }) as RawJson;
+    const out = JSON.parse(signer.signAll(json, NOW));
+    expect(out.content[0].item).toMatch(/^https:\/\/media\.example\/x1\.aac\?expires=/);
+    expect(out.content[0].icons[0]).toMatch(/^https:\/\/media\.example\/x2\.aac\?expires=/);
+    expect(out.content[0].icons.slice(1)).toEqual(['service:#', 'a service:#x3']);
+    expect(out.content[0].n).toBe(1);
+    expect(out.key).toMatch(/^https:\/\/media\.example\/x4\.aac\?/);
+  });
+
+  it('returns JSON without media references untouched', () => {
+    const json = '{"content":[{"item":"abcde","note":"é \\"q\\""}]}' as RawJson;
+    expect(signer.signAll(json, NOW)).toBe(json);
+  });
+
+  it('signs with a random secret of its own when none is configured', () => {
+    const a = createMediaUrlSigner('https://m/{hash}', undefined).sign('service:#h', NOW);
+    const b = createMediaUrlSigner('https://m/{hash}', undefined).sign('service:#h', NOW);
+    expect(a).not.toBe(b);
+  });
+});
