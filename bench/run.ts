@@ -160,7 +160,7 @@ async function freePort(): Promise<number> {
 function cardshelfCommand(opts: Options, nodeFlags: string[], args: string[]): string[] {
   return opts.built
     ? [...nodeFlags, path.join(root, 'bin/cardshelf.js'), ...args]
-    : ['--import', 'tsx', ...nodeFlags, path.join(here, 'cardshelf-src.ts'), ...args];
+    : ['--import', 'tsx', ...nodeFlags, path.join(root, 'src', 'main.ts'), ...args];
 }
 
 /** Runs the cardshelf command to its end; its stderr (progress) goes to ours. */

@@ -23,12 +23,16 @@ import { LibraryRecord } from './modules/library/schemas.js';
 import { createLibraryService } from './modules/library/service.js';
 import { wishlistRoutes } from './modules/wishlists/routes.js';
 import { Wishlist } from './modules/wishlists/schemas.js';
+import { createMediaUrlSigner } from './modules/wishlists/media-urls.js';
 import { createWishlistService } from './modules/wishlists/service.js';
-import { errorHandler, methodAwareNotFound } from './shared/error-handler.js';
+import { answerProtocolErrors, clientError, errorHandler, methodAwareNotFound } from './shared/error-handler.js';
 import { registerJsonParser } from './shared/json-body.js';
-import { ErrorBody } from './shared/schemas.js';
+import { ErrorBody, MAX_PATH_ID_LENGTH } from './shared/schemas.js';
 import type { App } from './shared/http.js';
 import { migrateToLatest } from './db/migrate.js';
+
+/** How long a whole request may take to arrive, body included (about 280 kbit/s for 1 MiB). */
+const REQUEST_TIMEOUT_MS = 30_000;
 
 export interface AppOptions {
   /** Use this store instead of opening the configured one (it is then not closed with the app). */
@@ -54,8 +58,22 @@ export async function buildApp(config: Readonly<Config>, opts: AppOptions = {}):
     bodyLimit: config.bodyLimit,
     requestIdHeader: 'x-request-id',
     return503OnClosing: true,
+    // A request must arrive whole within this time: a body that stops short of its
+    // Content-Length would otherwise hold its connection open forever. Node then answers 408
+    // (through clientErrorHandler), checking every second instead of every 30 seconds; it only
+    // applies requestTimeout when headersTimeout is not longer.
+    requestTimeout: REQUEST_TIMEOUT_MS,
+    http: { headersTimeout: 10_000, connectionsCheckingInterval: 1000, requireHostHeader: false },
     // A base URL configured with a trailing slash gives `//content/mine`; answer it anyway.
-    routerOptions: { ignoreTrailingSlash: true, ignoreDuplicateSlashes: true },
+    routerOptions: {
+      ignoreTrailingSlash: true,
+      ignoreDuplicateSlashes: true,
+      // Fastify's default (100) would refuse ids of 101 to 128 characters with a 400 before the
+      // token is even checked; they are unknown ids, so 401 or 404 like any other (docs/api.md).
+      maxParamLength: MAX_PATH_ID_LENGTH,
+    },
+    // Requests Node's HTTP parser refuses get the documented error shape too.
+    clientErrorHandler: clientError,
     // Errors raised before routing (a malformed URL) get the documented shape too.
     frameworkErrors: (error, _req, reply) => {
       (reply as FastifyReply).code(400).send({ error: { code: 'bad-request', message: error.message } });
@@ -81,10 +99,17 @@ export async function buildApp(config: Readonly<Config>, opts: AppOptions = {}):
   app.removeContentTypeParser('text/plain');
   registerJsonParser(app);
   app.setErrorHandler(errorHandler);
+  answerProtocolErrors(app);
+
+  // Collects every route from here on (the docs' included), for 405 answers with `Allow`.
+  const notFound = methodAwareNotFound(app);
 
   await app.register(cors, {
     origin: config.corsOrigin === '*' ? '*' : config.corsOrigin,
     methods: ['GET', 'HEAD', 'POST', 'PUT', 'DELETE'],
+    // A bare OPTIONS (no Origin or no Access-Control-Request-Method) would otherwise get a
+    // text/plain 400, outside the error shape; it is answered like a preflight instead.
+    strictPreflight: false,
   });
   if (config.rateLimitPerMinute > 0) {
     await app.register(rateLimit, { max: config.rateLimitPerMinute, timeWindow: '1 minute' });
@@ -108,7 +133,7 @@ export async function buildApp(config: Readonly<Config>, opts: AppOptions = {}):
   });
   await app.register(swaggerUi, { routePrefix: '/docs' });
   await app.register(authPlugin, { verifier });
-  app.setNotFoundHandler(methodAwareNotFound(app));
+  app.setNotFoundHandler(notFound);
 
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
   app.get('/healthz', { schema: { tags: ['operations'], summary: 'The process is up' } }, async () => ({
@@ -132,7 +157,10 @@ export async function buildApp(config: Readonly<Config>, opts: AppOptions = {}):
   await app.register(familyRoutes, { families });
   await app.register(libraryRoutes, { library: createLibraryService(store, families) });
   await app.register(groupRoutes, { groups: createGroupService(store, families, config) });
-  await app.register(wishlistRoutes, { wishlists: createWishlistService(store) });
+  await app.register(wishlistRoutes, {
+    wishlists: createWishlistService(store),
+    media: createMediaUrlSigner(config.mediaUrlTemplate, config.mediaUrlSecret),
+  });
 
   return app as unknown as App;
 }

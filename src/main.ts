@@ -1,9 +1,9 @@
 /**
- * The `cardshelf` command run from the TypeScript sources (`node --import tsx`), like
- * bin/cardshelf.js runs it from dist/: the benchmark measures the working tree, not a build that
- * may be older. tsx only transforms modules as they load; the code that serves is the same.
+ * The `cardshelf` command run from the TypeScript sources (`tsx src/main.ts ...`, `npm run dev`),
+ * like bin/cardshelf.js runs it from dist/: the benchmark and development use the working tree,
+ * not a build that may be older. tsx only transforms modules as they load.
  */
-import { main } from '../src/cli.js';
+import { main } from './cli.js';
 
 main(process.argv.slice(2)).then(
   (code) => {

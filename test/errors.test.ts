@@ -1,3 +1,5 @@
+import type { AddressInfo } from 'node:net';
+import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cardBody, errorCode, startTestApp, type Reply, type TestApp } from './helpers.js';
 import { expectStatus, newUser } from './fixtures.js';
@@ -173,6 +175,8 @@ describe('routing', () => {
     ['POST', '/wishlists/some-id', ['GET', 'PUT', 'DELETE']],
     ['GET', '/admin/cards/abcde', ['PUT']],
     ['POST', '/healthz', ['GET']],
+    ['POST', '/docs/json', ['GET']],
+    ['DELETE', '/docs', ['GET']],
   ])('answers %s %s with 405 and an Allow header', async (method, url, allowed) => {
     const r = await t.call(method, url, { token });
     expectError(r, 405);
@@ -238,6 +242,95 @@ describe('routing', () => {
       if (r.status >= 400) expectError(r, r.status);
     },
   );
+
+  it.each([101, 128])('answers a path id of %i characters like any unknown id: 404 not-found', async (length) => {
+    const id = 'a'.repeat(length);
+    for (const url of [`/content/${id}`, `/card/${id}`, `/card/family/library/groups/${id}`, `/wishlists/${id}`]) {
+      expectError(await t.call('GET', url, { token }), 404, 'not-found');
+    }
+    expectError(await t.call('PUT', `/wishlists/${id}`, { token, body: { content: [] } }), 404, 'not-found');
+    expectError(await t.call('PUT', `/card/family/library/groups/${id}`, { token, body: { name: 'x' } }), 404, 'not-found');
+  });
+
+  it('asks for a token before looking at a path id of up to 128 characters', async () => {
+    expectError(await t.call('GET', `/card/${'a'.repeat(120)}`), 401, 'unauthorized');
+  });
+
+  it('answers a path id over 128 characters with 400 bad-request', async () => {
+    expectError(await t.call('GET', `/card/${'a'.repeat(129)}`, { token }), 400, 'bad-request');
+  });
+});
+
+describe('CORS', () => {
+  const origin = 'https://app.example.com';
+
+  it.each([
+    ['GET', '/content/mine'],
+    ['POST', '/content'],
+    ['PUT', '/card/family/library/groups/abc'],
+    ['DELETE', '/wishlists/abc'],
+  ])('answers the preflight of %s %s without a token', async (method, url) => {
+    const r = await t.call('OPTIONS', url, {
+      headers: {
+        origin,
+        'access-control-request-method': method,
+        'access-control-request-headers': 'authorization,content-type',
+      },
+    });
+    expect(r.status).toBe(204);
+    expect(r.headers['access-control-allow-origin']).toBe('*');
+    expect(String(r.headers['access-control-allow-methods'])).toContain(method);
+    expect(String(r.headers['access-control-allow-headers']).toLowerCase()).toContain('authorization');
+  });
+
+  it('lets a browser read the answers, errors included', async () => {
+    const ok = await t.call('GET', '/card/mine', { token, headers: { origin } });
+    expect(ok.headers['access-control-allow-origin']).toBe('*');
+    const denied = await t.call('GET', '/card/mine', { headers: { origin } });
+    expect(denied.status).toBe(401);
+    expect(denied.headers['access-control-allow-origin']).toBe('*');
+  });
+
+  it.each<Record<string, string>>([{}, { origin }])('answers an OPTIONS that is not a full preflight (%j) without an error', async (headers) => {
+    const r = await t.call('OPTIONS', '/content/mine', { headers });
+    expect(r.status, r.raw.body).toBe(204);
+    expect(String(r.headers['access-control-allow-methods'])).toContain('GET');
+  });
+});
+
+describe('errors of the HTTP layer, before a request is formed', () => {
+  /** Writes `raw` to a listening copy of the app and returns what came back. */
+  async function rawExchange(raw: string): Promise<string> {
+    const address = t.app.server.address() ?? (await t.app.listen({ port: 0, host: '127.0.0.1' }), t.app.server.address());
+    const { port } = address as AddressInfo;
+    return new Promise((resolve, reject) => {
+      const socket = connect(port, '127.0.0.1', () => socket.write(raw));
+      let out = '';
+      socket.on('data', (d) => (out += d.toString()));
+      socket.on('close', () => resolve(out));
+      socket.on('error', reject);
+    });
+  }
+
+  function parse(response: string): { status: number; contentType: string; body: any } {
+    const [head = '', body = ''] = response.split('\r\n\r\n');
+    const status = Number(/^HTTP\/1\.1 (\d{3})/.exec(head)?.[1]);
+    const contentType = /\r\ncontent-type: ([^\r]*)/i.exec(head)?.[1] ?? '';
+    return { status, contentType, body: JSON.parse(body) };
+  }
+
+  it.each([
+    ['a malformed header line', 'GET /card/mine HTTP/1.1\r\nHost: x\r\nBad Header\r\n\r\n', 400, 'bad-request'],
+    ['a malformed Content-Length', 'POST /wishlists HTTP/1.1\r\nHost: x\r\nContent-Length: abc\r\n\r\n', 400, 'bad-request'],
+    ['headers over the limit', `GET /card/mine HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`, 431, 'headers-too-large'],
+  ])('answers %s in the documented error shape', async (_label, raw, status, code) => {
+    const r = parse(await rawExchange(raw));
+    expect(r.status).toBe(status);
+    expect(r.contentType).toMatch(/^application\/json/);
+    expect(Object.keys(r.body)).toEqual(['error']);
+    expect(r.body.error.code).toBe(code);
+    expect(typeof r.body.error.message).toBe('string');
+  });
 });
 
 describe('5xx never carry internals', () => {
@@ -311,4 +404,25 @@ describe('documentation and operations', () => {
     const r = expectStatus(await t.call('GET', url), 200);
     expect(r.body).toEqual({ status: 'ok' });
   });
+});
+
+describe('a database held busy by another process', () => {
+  it.runIf(process.env.CARDSHELF_TEST_DB !== 'postgres')(
+    'answers 503 unavailable with Retry-After once busy_timeout passes, not 500',
+    async () => {
+      const { default: SQLite } = await import('better-sqlite3');
+      const other = new SQLite(`${t.dataDir}/cardshelf.db`);
+      other.exec('begin immediate');
+      try {
+        const r = await t.call('POST', '/wishlists', { token, body: { content: [{ item: 'busy1' }] } });
+        expectError(r, 503, 'unavailable');
+        expect(r.headers['retry-after']).toBe('1');
+      } finally {
+        other.exec('rollback');
+        other.close();
+      }
+      const after = await t.call('POST', '/wishlists', { token, body: { content: [{ item: 'busy2' }] } });
+      expect(after.status).toBe(201);
+    },
+  );
 });

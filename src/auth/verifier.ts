@@ -7,6 +7,7 @@ import {
   type JWTVerifyGetKey,
 } from 'jose';
 import type { AuthConfig } from '../config.js';
+import { hasLoneSurrogate } from '../shared/json-body.js';
 import { loadOrCreateSigningKey, LOCAL_ALG } from './local-issuer.js';
 import { scopesOf } from './scopes.js';
 import { TokenCache } from './token-cache.js';
@@ -16,6 +17,12 @@ export interface Principal {
   userId: string;
   scopes: ReadonlySet<string>;
 }
+
+/**
+ * The longest `sub` taken (as the admin API's member ids). The subject is stored as the user id in
+ * indexed columns, and PostgreSQL cannot index text over about 2,700 bytes.
+ */
+export const MAX_SUBJECT_LENGTH = 256;
 
 /** Why a token was refused; the message is safe to show to the caller. */
 export class TokenRejected extends Error {}
@@ -54,6 +61,10 @@ export async function createVerifier(auth: AuthConfig): Promise<TokenVerifier> {
         const { payload } = await jwtVerify(token, keys, options);
         if (typeof payload.sub !== 'string' || payload.sub === '') {
           throw new TokenRejected('token has no subject (sub)');
+        }
+        // A lone surrogate would be stored as U+FFFD: two subjects would become one user.
+        if (payload.sub.length > MAX_SUBJECT_LENGTH || hasLoneSurrogate(payload.sub)) {
+          throw new TokenRejected(`token subject (sub) must be Unicode text of at most ${MAX_SUBJECT_LENGTH} characters`);
         }
         const principal: Principal = { userId: payload.sub, scopes: scopesOf(payload) };
         verified.set(token, principal, payload.exp);

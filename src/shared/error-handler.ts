@@ -1,5 +1,7 @@
+import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { AppError, codeForStatus, type ErrorCode } from './errors.js';
+import { AppError, badRequest, codeForStatus, type ErrorCode } from './errors.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -25,6 +27,10 @@ export function errorHandler(error: FastifyError | AppError, request: FastifyReq
     return send(reply, 400, 'bad-request', `invalid request: ${error.message}`);
   }
   if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
+    // Fastify closes the connection here, while the client may still be sending the body: reset
+    // in mid-write, the client often never reads this answer. Kept open, Node reads the rest of
+    // the body and throws it away (within the server's requestTimeout), and the answer arrives.
+    reply.removeHeader('connection');
     const code = request.routeOptions.config?.oversizeCode;
     if (code) return send(reply, 400, code, `request body is larger than this operation accepts`);
     return send(reply, 413, 'payload-too-large', 'request body is too large');
@@ -36,6 +42,12 @@ export function errorHandler(error: FastifyError | AppError, request: FastifyReq
   const status = error.statusCode ?? 500;
   if (status >= 400 && status < 500) {
     return send(reply, status, codeForStatus(status), error.message || 'bad request');
+  }
+  if (error.code === 'SQLITE_BUSY') {
+    // Another process held the database's write lock past busy_timeout: a retry can succeed.
+    request.log.warn({ err: error }, 'database busy');
+    reply.header('retry-after', '1');
+    return send(reply, 503, 'unavailable', 'the database is busy; try again');
   }
   request.log.error({ err: error }, 'request failed');
   return send(reply, 500, 'internal', `internal error (request ${request.id})`);
@@ -72,4 +84,66 @@ export function methodAwareNotFound(app: FastifyInstance): (req: FastifyRequest,
     }
     return send(reply, 404, 'not-found', `no route for ${request.method} ${path}`);
   };
+}
+
+/**
+ * Answers what Node's HTTP parser refuses before a request exists (a malformed header line or
+ * Content-Length, headers over the size limit, a request too slow to arrive) in the documented
+ * error shape; Fastify's default answers `{"error": "Bad Request", "statusCode": 400, ...}`.
+ */
+export function clientError(error: Error & { code?: string }, socket: Socket): void {
+  if (error.code === 'ECONNRESET' || socket.destroyed) return;
+  const [status, message] =
+    error.code === 'HPE_HEADER_OVERFLOW'
+      ? [431, 'the request headers are too large']
+      : error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+        ? [408, 'the request took too long to arrive']
+        : [400, 'the request is not well-formed HTTP'];
+  // As Node's own handler: no answer on a socket whose response has already begun.
+  const inFlight = (socket as Socket & { _httpMessage?: { headersSent?: boolean } })._httpMessage;
+  if (socket.writable && !inFlight?.headersSent) socket.write(rawErrorResponse(status, message));
+  socket.destroy(error);
+}
+
+/** The error shape for a bare status, with the code that status carries. */
+const errorJson = (status: number, message: string): string =>
+  JSON.stringify({ error: { code: codeForStatus(status), message } });
+
+/** A whole HTTP/1.1 error response, written straight on a socket that has no Fastify reply. */
+function rawErrorResponse(status: number, message: string, headers: Record<string, string> = {}): string {
+  const body = errorJson(status, message);
+  const head = [
+    `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ''}`,
+    'content-type: application/json; charset=utf-8',
+    `content-length: ${Buffer.byteLength(body)}`,
+    'connection: close',
+    ...Object.entries(headers).map(([name, value]) => `${name}: ${value}`),
+  ];
+  return `${head.join('\r\n')}\r\n\r\n${body}`;
+}
+
+/**
+ * Gives the error shape to the requests Node would answer by itself: CONNECT (dropped without a
+ * word), an `Expect` other than 100-continue (an empty 417), and an HTTP/1.1 request without Host
+ * (an empty 400, so `http.requireHostHeader` is off and the check is made here).
+ */
+export function answerProtocolErrors(app: FastifyInstance): void {
+  app.server.on('connect', (_req: IncomingMessage, socket: Socket) => {
+    socket.on('error', () => {});
+    const allow = { allow: 'DELETE, GET, HEAD, OPTIONS, POST, PUT' };
+    socket.end(rawErrorResponse(405, 'CONNECT is not allowed: this server is no proxy', allow), () => socket.destroy());
+  });
+  app.server.on('checkExpectation', (req: IncomingMessage, res: ServerResponse) => {
+    const body = errorJson(417, `the expectation '${req.headers.expect}' cannot be met; only 100-continue can`);
+    res.writeHead(417, {
+      'content-type': 'application/json; charset=utf-8',
+      'content-length': Buffer.byteLength(body),
+      connection: 'close',
+    });
+    res.end(body);
+  });
+  app.addHook('onRequest', (request, _reply, done) => {
+    if (request.raw.httpVersion !== '1.1' || request.headers.host !== undefined) return done();
+    done(badRequest('an HTTP/1.1 request needs a Host header') as unknown as FastifyError);
+  });
 }

@@ -13,9 +13,11 @@ export const ERROR_STATUS = {
   forbidden: 403,
   'not-found': 404,
   'method-not-allowed': 405,
+  'request-timeout': 408,
   'payload-too-large': 413,
   'unsupported-media-type': 415,
   'rate-limited': 429,
+  'headers-too-large': 431,
   internal: 500,
   unavailable: 503,
 } as const;
@@ -49,12 +51,16 @@ export function codeForStatus(status: number): ErrorCode {
       return 'not-found';
     case 405:
       return 'method-not-allowed';
+    case 408:
+      return 'request-timeout';
     case 413:
       return 'payload-too-large';
     case 415:
       return 'unsupported-media-type';
     case 429:
       return 'rate-limited';
+    case 431:
+      return 'headers-too-large';
     default:
       return status >= 500 ? 'internal' : 'bad-request';
   }

@@ -1,3 +1,4 @@
+import { isUtf8 } from 'node:buffer';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import sjson from 'secure-json-parse';
 import { badRequest } from './errors.js';
@@ -8,30 +9,62 @@ import { badRequest } from './errors.js';
  */
 export const MAX_JSON_DEPTH = 64;
 
-/** True when `value` nests deeper than `max` (walked with an explicit stack, not recursion). */
-export function nestsDeeperThan(value: unknown, max: number): boolean {
-  const stack: [unknown, number][] = [[value, 0]];
-  while (stack.length > 0) {
-    const [node, depth] = stack.pop() as [unknown, number];
-    if (node === null || typeof node !== 'object') continue;
-    if (depth >= max) return true;
-    for (const child of Object.values(node)) {
-      if (child !== null && typeof child === 'object') stack.push([child, depth + 1]);
-    }
-  }
-  return false;
+/**
+ * A UTF-16 surrogate without its pair (`"\ud800"` is valid JSON). It is not text: stored, it
+ * becomes U+FFFD (so two different ids become one), and encodeURIComponent throws on it.
+ */
+const LONE_SURROGATE = /\p{Cs}/u;
+export const hasLoneSurrogate = (text: string): boolean => LONE_SURROGATE.test(text);
+
+const LONE_SURROGATE_MESSAGE = 'the body has a string with a lone UTF-16 surrogate; send valid Unicode text';
+
+/** Why a string or number cannot be kept, or undefined. */
+function unfitScalar(value: unknown): string | undefined {
+  if (typeof value === 'string') return hasLoneSurrogate(value) ? LONE_SURROGATE_MESSAGE : undefined;
+  // JSON.parse turns `1e999` into Infinity, which would be stored as `null`.
+  if (typeof value === 'number' && !Number.isFinite(value)) return 'the body has a number too large to represent';
+  return undefined;
 }
 
 /**
- * The JSON body parser: refuses empty bodies, prototype poisoning (`__proto__`,
- * `constructor.prototype`) and over-deep nesting with a 400 that says which.
+ * Why a parsed body cannot be taken, or undefined: nesting deeper than `maxDepth`, a key or
+ * string with a lone surrogate, or a number out of range. Walked with an explicit stack, not
+ * recursion.
+ */
+export function unfitJson(value: unknown, maxDepth: number): string | undefined {
+  const stack: [unknown, number][] = [[value, 0]];
+  while (stack.length > 0) {
+    const [node, depth] = stack.pop() as [unknown, number];
+    if (node === null || typeof node !== 'object') {
+      const why = unfitScalar(node);
+      if (why) return why;
+      continue;
+    }
+    if (depth >= maxDepth) return `the body nests deeper than ${maxDepth} levels`;
+    if (!Array.isArray(node) && Object.keys(node).some(hasLoneSurrogate)) return LONE_SURROGATE_MESSAGE;
+    for (const child of Object.values(node)) {
+      if (child !== null && typeof child === 'object') stack.push([child, depth + 1]);
+      else {
+        const why = unfitScalar(child);
+        if (why) return why;
+      }
+    }
+  }
+  return undefined;
+}
+
+/**
+ * The JSON body parser: refuses empty bodies, bytes that are not UTF-8 (rather than turning them
+ * into U+FFFD), prototype poisoning (`__proto__`, `constructor.prototype`), and what
+ * `unfitJson` finds, with a 400 that says which.
  */
 export function registerJsonParser(app: FastifyInstance): void {
   app.removeContentTypeParser('application/json');
   app.addContentTypeParser(
     /^application\/([\w.+-]+\+)?json\s*(;|$)/i,
-    { parseAs: 'string' },
+    { parseAs: 'buffer' },
     (req: FastifyRequest, body: string | Buffer, done: (err: Error | null, value?: unknown) => void) => {
+      if (typeof body !== 'string' && !isUtf8(body)) return done(badRequest('the body is not valid UTF-8'));
       const text = body.toString();
       if (text.trim() === '') {
         // Generic clients send `Content-Type: application/json` on every request, a body-less
@@ -45,9 +78,8 @@ export function registerJsonParser(app: FastifyInstance): void {
       } catch (err) {
         return done(badRequest(`the body is not valid JSON: ${(err as Error).message}`));
       }
-      if (nestsDeeperThan(value, MAX_JSON_DEPTH)) {
-        return done(badRequest(`the body nests deeper than ${MAX_JSON_DEPTH} levels`));
-      }
+      const unfit = unfitJson(value, MAX_JSON_DEPTH);
+      if (unfit) return done(badRequest(unfit));
       done(null, value);
     },
   );

@@ -38,8 +38,15 @@ export const QueryFlag = (description: string) =>
     }),
   );
 
+/**
+ * The longest path id (`/card/{cardId}`, `/wishlists/{wishlistId}`, ...). The router refuses a
+ * longer one (400) before anything else runs; it is set to this length (app.ts) so that every
+ * id up to it is looked up like any other.
+ */
+export const MAX_PATH_ID_LENGTH = 128;
+
 /** Path ids are matched against stored ids; a malformed one simply matches nothing (404). */
 export const PathId = (description: string) =>
-  Type.String({ minLength: 1, maxLength: 128, description });
+  Type.String({ minLength: 1, maxLength: MAX_PATH_ID_LENGTH, description });
 
 export const StatusOk = Type.Object({ status: Type.Literal('ok') });
