@@ -98,7 +98,7 @@ const LISTENING = /"msg":"Server listening at (http:\/\/127\.0\.0\.1:\d+)"/;
  * from the server's own log line, so parallel tests never race for a port.
  */
 export async function startServer(env: Record<string, string>, timeoutMs = 45_000): Promise<ServerProcess> {
-  const proc = runCli(['serve'], { HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'info', ...env });
+  const proc = runCli(['serve'], { HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'debug', ...env });
   try {
     const url = await new Promise<string>((resolve, reject) => {
       const timer = setTimeout(

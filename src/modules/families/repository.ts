@@ -24,6 +24,16 @@ export async function familyIdOf(db: Db, userId: string): Promise<string | undef
   return row?.family_id;
 }
 
+/** The family the user belongs to, in one read (the membership's key and the family's). */
+export async function findFamilyOfUser(db: Db, userId: string): Promise<FamilyRow | undefined> {
+  return db
+    .selectFrom('family_memberships as m')
+    .innerJoin('families as f', 'f.family_id', 'm.family_id')
+    .selectAll('f')
+    .where('m.user_id', '=', userId)
+    .executeTakeFirst();
+}
+
 export async function findFamily(db: Db, familyId: string): Promise<FamilyRow | undefined> {
   return db.selectFrom('families').selectAll().where('family_id', '=', familyId).executeTakeFirst();
 }

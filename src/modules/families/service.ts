@@ -1,7 +1,7 @@
 import type { Config } from '../../config.js';
 import type { Store } from '../../db/dialect.js';
 import type { Transaction } from 'kysely';
-import type { Database } from '../../db/database.js';
+import type { Database, FamilyRow } from '../../db/database.js';
 import { badRequest } from '../../shared/errors.js';
 import { now } from '../../shared/clock.js';
 import { newHexId } from '../../shared/ids.js';
@@ -77,7 +77,11 @@ export function createFamilyService(store: Store, config: Pick<Config, 'defaultC
 
   async function load(familyId: string, showHistory: boolean): Promise<Family | undefined> {
     const family = await repo.findFamily(db, familyId);
-    if (!family) return undefined;
+    return family && render(family, showHistory);
+  }
+
+  async function render(family: FamilyRow, showHistory: boolean): Promise<Family> {
+    const { family_id: familyId } = family;
     const [members, devices, events] = await Promise.all([
       repo.listMembers(db, familyId),
       repo.listDevices(db, familyId),
@@ -95,8 +99,8 @@ export function createFamilyService(store: Store, config: Pick<Config, 'defaultC
     findFamilyId: (userId) => repo.familyIdOf(db, userId),
 
     async view(userId, { showHistory, allowStub }) {
-      const familyId = await ensureFamilyId(userId);
-      const family = await load(familyId, showHistory);
+      const row = await repo.findFamilyOfUser(db, userId);
+      const family = row ? await render(row, showHistory) : await load(await ensureFamilyId(userId), showHistory);
       if (!family) return null;
       return isStub(family) && !allowStub ? null : family;
     },

@@ -24,7 +24,7 @@ export function cleanGroupName(name: string): string {
  */
 export function cleanGroupItems(
   items: readonly { contentId: string }[],
-  held: ReadonlySet<string>,
+  held: { has(contentId: string): boolean },
   previous: readonly GroupItem[],
   at: string,
 ): GroupItem[] {

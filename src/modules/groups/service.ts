@@ -8,7 +8,7 @@ import { newHexId } from '../../shared/ids.js';
 import { rawArray, withRaw, type RawJson } from '../../shared/raw-json.js';
 import { findLiveDocs } from '../cards/repository.js';
 import type { FamilyService } from '../families/service.js';
-import { heldCardIds } from '../library/repository.js';
+import { heldCardDocs } from '../library/repository.js';
 import * as repo from './repository.js';
 import {
   cleanGroupItems,
@@ -37,22 +37,28 @@ export function createGroupService(
 
   const imageUrl = (imageId: string): string => groupImageUrl(config.groupImageUrlTemplate, imageId);
 
-  /** The group criteria for items (rules.ts), against what the family library holds now. */
+  /**
+   * The group criteria for items (rules.ts), against what the family library holds now; with
+   * the documents of the held cards, which are all the response needs.
+   */
   async function cleanItems(
     trx: Transaction<Database>,
     familyId: string,
     items: { contentId: string }[],
     previous: Item[],
     at: string,
-  ): Promise<Item[]> {
-    const held = await heldCardIds(trx, familyId, items.map((i) => i.contentId));
-    return cleanGroupItems(items, held, previous, at);
+  ): Promise<{ items: Item[]; docs: Map<string, string> }> {
+    const docs = await heldCardDocs(trx, familyId, items.map((i) => i.contentId));
+    return { items: cleanGroupItems(items, docs, previous, at), docs };
   }
 
-  /** The groups as JSON, each with the full cards of its items (one card query for all). */
-  async function render(rows: GroupRow[]): Promise<RawJson[]> {
+  /**
+   * The groups as JSON, each with the full cards of its items: from `known` documents when the
+   * caller has them, else from one card query for all groups.
+   */
+  async function render(rows: GroupRow[], known?: Map<string, string>): Promise<RawJson[]> {
     const parsed = rows.map((row) => ({ row, items: JSON.parse(row.items) as Item[] }));
-    const docs = await findLiveDocs(db, parsed.flatMap((g) => g.items.map((i) => i.contentId)));
+    const docs = known ?? (await findLiveDocs(db, parsed.flatMap((g) => g.items.map((i) => i.contentId))));
     return parsed.map(({ row, items: stored }) => {
       const { items, cards } = visibleItems(stored, docs);
       return withRaw(
@@ -71,8 +77,8 @@ export function createGroupService(
     });
   }
 
-  async function renderOne(row: GroupRow): Promise<RawJson> {
-    const [json] = await render([row]);
+  async function renderOne(row: GroupRow, known?: Map<string, string>): Promise<RawJson> {
+    const [json] = await render([row], known);
     return json as RawJson;
   }
 
@@ -82,27 +88,28 @@ export function createGroupService(
     async create(userId, body) {
       const familyId = await families.ensureFamilyId(userId);
       const name = cleanGroupName(body.name);
-      const row = await db.transaction().execute(async (trx) => {
+      const { row, docs } = await db.transaction().execute(async (trx) => {
         // The count and the insert must not interleave with another create in this family.
         await dialect.lockKey(trx, `family:${familyId}`);
         if ((await repo.countGroups(trx, familyId)) >= MAX_GROUPS_PER_FAMILY) {
           throw new AppError('group-limit', `a family can have at most ${MAX_GROUPS_PER_FAMILY} groups`);
         }
         const at = now();
+        const cleaned = await cleanItems(trx, familyId, body.items ?? [], [], at);
         const group: GroupRow = {
           group_id: newHexId(),
           family_id: familyId,
           name,
           image_id: body.imageId,
-          items: JSON.stringify(await cleanItems(trx, familyId, body.items ?? [], [], at)),
+          items: JSON.stringify(cleaned.items),
           created_at: at,
           last_modified_at: at,
         };
         await repo.insertGroup(trx, group);
         await families.recordEvent(trx, familyId, 'group-created', at, { groupId: group.group_id, name });
-        return group;
+        return { row: group, docs: cleaned.docs };
       });
-      return renderOne(row);
+      return renderOne(row, docs);
     },
 
     async list(userId) {
@@ -122,28 +129,29 @@ export function createGroupService(
       const familyId = await families.findFamilyId(userId);
       if (!familyId) throw missing(groupId);
       const name = body.name === undefined ? undefined : cleanGroupName(body.name);
-      const row = await db.transaction().execute(async (trx) => {
+      const { row, docs } = await db.transaction().execute(async (trx) => {
         // Serialised with the family's other group writes, so two PUTs never mix their bodies.
         await dialect.lockKey(trx, `family:${familyId}`);
         const current = await repo.findGroup(trx, familyId, groupId);
         if (!current) throw missing(groupId);
         const at = modificationTime(current.last_modified_at, now());
-        const items =
+        // Items left out keep theirs, rendered from a fresh read of their cards.
+        const cleaned =
           body.items === undefined
-            ? current.items
-            : JSON.stringify(await cleanItems(trx, familyId, body.items, JSON.parse(current.items) as Item[], at));
+            ? undefined
+            : await cleanItems(trx, familyId, body.items, JSON.parse(current.items) as Item[], at);
         const next: GroupRow = {
           ...current,
           name: name ?? current.name,
           image_id: body.imageId ?? current.image_id,
-          items,
+          items: cleaned ? JSON.stringify(cleaned.items) : current.items,
           last_modified_at: at,
         };
         await repo.updateGroup(trx, groupId, next);
         await families.recordEvent(trx, familyId, 'group-updated', at, { groupId, name: next.name });
-        return next;
+        return { row: next, docs: cleaned?.docs };
       });
-      return renderOne(row);
+      return renderOne(row, docs);
     },
 
     async remove(userId, groupId) {

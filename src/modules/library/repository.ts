@@ -33,20 +33,26 @@ export async function holdsCard(db: Db, familyId: string, cardId: string): Promi
 }
 
 /**
- * Which of `cardIds` the family's library holds, as its list shows it: a card deleted by its
- * owner has left the library (see listWithSummaries), so it is not held.
+ * Which of `cardIds` the family's library holds, as its list shows it, with each held card's
+ * full document (card id -> doc JSON): a card deleted by its owner has left the library (see
+ * listWithSummaries), so it is not held. Groups check their items and render them from this one
+ * read.
  */
-export async function heldCardIds(db: Db, familyId: string, cardIds: readonly string[]): Promise<Set<string>> {
-  if (cardIds.length === 0) return new Set();
+export async function heldCardDocs(
+  db: Db,
+  familyId: string,
+  cardIds: readonly string[],
+): Promise<Map<string, string>> {
+  if (cardIds.length === 0) return new Map();
   const rows = await db
     .selectFrom('library_records as r')
     .innerJoin('cards as c', 'c.card_id', 'r.card_id')
-    .select('r.card_id')
+    .select(['r.card_id', 'c.doc'])
     .where('r.family_id', '=', familyId)
     .where('r.card_id', 'in', [...new Set(cardIds)])
     .where('c.deleted', '=', 0)
     .execute();
-  return new Set(rows.map((r) => r.card_id));
+  return new Map(rows.map((r) => [r.card_id, r.doc]));
 }
 
 /** The family's library in the order cards were added, with each card's list form. */
