@@ -93,7 +93,7 @@ export async function buildApp(config: Readonly<Config>, opts: AppOptions = {}):
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   if (!opts.store) app.addHook('onClose', async () => store.db.destroy());
-  if (app.log.isLevelEnabled('debug')) {
+  if (config.logLevel === 'debug' || config.logLevel === 'trace') {
     // When a request starts, for tracing a request that hangs (only registered when wanted).
     app.addHook('onRequest', async (request) => {
       request.log.debug({ method: request.method, url: request.url }, 'request received');
