@@ -50,7 +50,10 @@ async function authPlugin(app: FastifyInstance, opts: { verifier: TokenVerifier 
       request.principal = await verifier.verify(match[1]);
     } catch (err) {
       if (err instanceof TokenRejected) throw unauthorized(err.message);
-      throw err;
+      // Anything else is the issuer's keys out of reach (the token itself was well-formed):
+      // not the caller's fault, and a retry may succeed.
+      request.log.error({ err }, 'token keys unavailable');
+      throw new AppError('unavailable', "the token issuer's keys cannot be fetched; try again", { 'retry-after': '5' });
     }
     if (!grants(request.principal.scopes, required)) {
       throw new AppError('forbidden', `this operation needs the scope '${required}'`, {
