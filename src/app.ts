@@ -3,7 +3,7 @@ import rateLimit from '@fastify/rate-limit';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import Fastify, { type FastifyReply } from 'fastify';
+import Fastify, { LogController, type FastifyReply } from 'fastify';
 import authPlugin from './auth/plugin.js';
 import { createVerifier, type TokenVerifier } from './auth/verifier.js';
 import type { Config } from './config.js';
@@ -56,7 +56,7 @@ export async function buildApp(config: Readonly<Config>, opts: AppOptions = {}):
       redact: ['req.headers.authorization'],
     },
     // One log line a request (below, when it is answered) instead of Fastify's two.
-    disableRequestLogging: true,
+    logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: config.bodyLimit,
     requestIdHeader: 'x-request-id',
     return503OnClosing: true,
