@@ -1,25 +1,19 @@
 import { expect } from 'vitest';
 import { cardBody, type Reply, type TestApp } from './helpers.js';
+import { adminToken, expectStatus, newUser } from './fixtures.js';
 
 /**
- * Shared fixtures of the family, library, group and wishlist tests. Self-contained: they use
- * only the exported API of helpers.ts.
+ * Shared fixtures of the family, library, group and wishlist tests, on top of fixtures.ts (one
+ * user counter for both, so that ids never collide in a file that uses the two).
  */
 
-/** ISO 8601 UTC with milliseconds, as `new Date().toISOString()` writes it. */
-export const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+export { adminToken, expectStatus, ISO_MS, newUser } from './fixtures.js';
+
 /** Wishlist and share ids: 21 URL-safe characters. */
 export const URL_SAFE_ID = /^[A-Za-z0-9_-]{21}$/;
 
 export const VIEW = 'family:library:view';
 export const MANAGE = 'family:library:manage';
-
-let userCounter = 0;
-/** A user id of the documented form (`<idp>|<user_id>`), unique within the test run. */
-export function newUser(name = 'user'): string {
-  userCounter += 1;
-  return `auth0|${name}-${process.pid}-${userCounter}`;
-}
 
 let cardCounter = 0;
 /** A fresh catalogue card id: 5 characters of [A-Za-z0-9], unique within a test file. */
@@ -35,16 +29,6 @@ export function newFamilyId(name = 'fam'): string {
 }
 
 export const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
-
-/** Asserts a status, showing the body when it is not the expected one. */
-export function expectStatus(reply: Reply, status: number): Reply {
-  expect(reply.status, `status ${reply.status}: ${reply.raw.body.slice(0, 500)}`).toBe(status);
-  return reply;
-}
-
-export async function adminToken(t: TestApp): Promise<string> {
-  return t.token('auth0|operator', 'admin');
-}
 
 export type Offer = 'free' | 'club' | 'premium';
 

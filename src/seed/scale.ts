@@ -10,6 +10,7 @@ import type {
 } from '../db/database.js';
 import type { Store } from '../db/dialect.js';
 import { newHexId, newUrlSafeId } from '../shared/ids.js';
+import { newLibraryRecord } from '../modules/library/rules.js';
 import { buildCardDoc, cardRow } from '../modules/cards/card-document.js';
 import type { CardDoc, CardInput } from '../modules/cards/schemas.js';
 
@@ -326,15 +327,7 @@ function buildBatch(opts: ScaleOptions, catalogue: Catalogue, from: number, to: 
     const held = sample(r, catalogue.eligible, r.int(0, Math.min(15, catalogue.eligible.length)));
     for (const cardId of held) {
       const at = isoAt(r, Date.parse(joined));
-      batch.records.push({
-        record_id: newHexId(),
-        family_id: familyId,
-        card_id: cardId,
-        provenance_id: userId,
-        reason: 'USER_ADD',
-        created_at: at,
-        updated_at: at,
-      });
+      batch.records.push(newLibraryRecord(familyId, cardId, userId, at));
       event('card-added', at, { cardId, userId });
     }
 

@@ -3,7 +3,8 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-const CLI = path.join(ROOT, 'test/support/cli.ts');
+// The command from the sources, never a stale build in dist/.
+const CLI = path.join(ROOT, 'src/main.ts');
 
 export interface Exit {
   code: number | null;

@@ -1,4 +1,5 @@
-import type { CardRow } from '../../db/database.js';
+import type { CardRow, LibraryRecordRow } from '../../db/database.js';
+import { newHexId } from '../../shared/ids.js';
 
 /** The rules of adding a card to a family library (DECISIONS.md, "Family library"), as pure functions. */
 
@@ -22,4 +23,17 @@ export function addability(
   if (card.origin === 'myo' && card.user_id !== userId && !heldByFamily) return 'not-found';
   if (card.is_free !== 1 && card.in_club !== 1) return 'not-eligible';
   return 'ok';
+}
+
+/** A new library record: `userId` added `cardId` to the family's library at `at`. */
+export function newLibraryRecord(familyId: string, cardId: string, userId: string, at: string): LibraryRecordRow {
+  return {
+    record_id: newHexId(),
+    family_id: familyId,
+    card_id: cardId,
+    provenance_id: userId,
+    reason: 'USER_ADD',
+    created_at: at,
+    updated_at: at,
+  };
 }

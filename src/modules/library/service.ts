@@ -3,12 +3,11 @@ import type { LibraryRecordRow } from '../../db/database.js';
 import type { Store } from '../../db/dialect.js';
 import { now } from '../../shared/clock.js';
 import { AppError, notFound } from '../../shared/errors.js';
-import { newHexId } from '../../shared/ids.js';
 import { rawArray, withRaw, wrapRaw, type RawJson } from '../../shared/raw-json.js';
 import { findCard } from '../cards/repository.js';
 import type { FamilyService } from '../families/service.js';
 import * as repo from './repository.js';
-import { addability } from './rules.js';
+import { addability, newLibraryRecord } from './rules.js';
 import type { LibraryRecord } from './schemas.js';
 
 type RecordView = Static<typeof LibraryRecord>;
@@ -41,15 +40,7 @@ export function createLibraryService(store: Store, families: FamilyService): Lib
       const familyId = await families.ensureFamilyId(userId);
       return db.transaction().execute(async (trx) => {
         const at = now();
-        const row: LibraryRecordRow = {
-          record_id: newHexId(),
-          family_id: familyId,
-          card_id: cardId,
-          provenance_id: userId,
-          reason: 'USER_ADD',
-          created_at: at,
-          updated_at: at,
-        };
+        const row = newLibraryRecord(familyId, cardId, userId, at);
         // The unique key (family, card) decides which of concurrent adds creates the record.
         if (await repo.insertRecordIfAbsent(trx, row)) {
           await families.recordEvent(trx, familyId, 'card-added', at, { cardId, userId });
