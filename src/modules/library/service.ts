@@ -38,6 +38,10 @@ export function createLibraryService(store: Store, families: FamilyService): Lib
         );
       }
       const familyId = await families.ensureFamilyId(userId);
+      // A card already there (the common repeat) is answered from a read, without taking the
+      // write lock; the transaction below settles the race between first adds.
+      const present = await repo.findRecord(db, familyId, cardId);
+      if (present) return { created: false, record: recordView(present) };
       return db.transaction().execute(async (trx) => {
         const at = now();
         const row = newLibraryRecord(familyId, cardId, userId, at);
