@@ -1,4 +1,5 @@
 import cluster, { type Worker } from 'node:cluster';
+import { pino } from 'pino';
 import type { Config } from './config.js';
 import { buildApp } from './app.js';
 import { loadOrCreateSigningKey } from './auth/local-issuer.js';
@@ -50,11 +51,6 @@ export async function serve(config: Readonly<Config>, opts: ServeOptions = {}): 
   }
 }
 
-/** One JSON line, in the shape of the app's (pino) log lines, for the supervisor's few events. */
-function log(level: 'info' | 'error', msg: string, fields: Record<string, unknown> = {}): void {
-  const levels = { info: 30, error: 50 };
-  process.stdout.write(`${JSON.stringify({ level: levels[level], time: Date.now(), pid: process.pid, ...fields, msg })}\n`);
-}
 
 /**
  * The cluster's primary: prepares what every worker would otherwise race to create (the schema,
@@ -63,6 +59,8 @@ function log(level: 'info' | 'error', msg: string, fields: Record<string, unknow
  * socket; the primary hands connections out in turn.
  */
 async function supervise(config: Readonly<Config>, count: number): Promise<void> {
+  // The same logger and line shape as the workers' (Fastify's pino), for the supervisor's events.
+  const log = pino({ level: config.logLevel });
   const store = openStore(config.database);
   try {
     await migrateToLatest(store);
@@ -85,7 +83,7 @@ async function supervise(config: Readonly<Config>, count: number): Promise<void>
       if (startedAt.size === 0) process.exit();
       return;
     }
-    log('error', 'worker exited', { worker: worker.process.pid, code, signal });
+    log.error({ worker: worker.process.pid, code, signal }, 'worker exited');
     if (lived < MIN_WORKER_LIFETIME_MS) {
       // It would only fail again: stop everything and let the operator see why.
       closing = true;
@@ -101,11 +99,11 @@ async function supervise(config: Readonly<Config>, count: number): Promise<void>
     process.once(signal, () => {
       if (closing) return;
       closing = true;
-      log('info', 'shutting down', { signal, workers: startedAt.size });
+      log.info({ signal, workers: startedAt.size }, 'shutting down');
       for (const w of startedAt.keys()) w.process.kill('SIGTERM');
     });
   }
 
   for (let i = 0; i < count; i++) fork();
-  log('info', 'workers started', { workers: count, port: config.port });
+  log.info({ workers: count, port: config.port }, 'workers started');
 }
