@@ -8,7 +8,8 @@ import authPlugin from './auth/plugin.js';
 import { createVerifier, type TokenVerifier } from './auth/verifier.js';
 import type { Config } from './config.js';
 import type { Store } from './db/dialect.js';
-import { isReady, openStore } from './db/store.js';
+import { checkReadiness } from './db/readiness.js';
+import { openStore } from './db/store.js';
 import { cardRoutes } from './modules/cards/routes.js';
 import { Card, CardSummary } from './modules/cards/schemas.js';
 import { createCardService } from './modules/cards/service.js';
@@ -25,7 +26,7 @@ import { wishlistRoutes } from './modules/wishlists/routes.js';
 import { Wishlist } from './modules/wishlists/schemas.js';
 import { createMediaUrlSigner } from './modules/wishlists/media-urls.js';
 import { createWishlistService } from './modules/wishlists/service.js';
-import { answerProtocolErrors, clientError, errorHandler, methodAwareNotFound } from './shared/error-handler.js';
+import { answerProtocolErrors, clientError, createErrorHandler, methodAwareNotFound } from './shared/error-handler.js';
 import { registerJsonParser } from './shared/json-body.js';
 import { ErrorBody, MAX_PATH_ID_LENGTH } from './shared/schemas.js';
 import type { App } from './shared/http.js';
@@ -112,7 +113,7 @@ export async function buildApp(config: Readonly<Config>, opts: AppOptions = {}):
   // Only JSON bodies are accepted: without its parser, text/plain is refused like any other type.
   app.removeContentTypeParser('text/plain');
   registerJsonParser(app);
-  app.setErrorHandler(errorHandler);
+  app.setErrorHandler(createErrorHandler());
   answerProtocolErrors(app);
 
   // Collects every route from here on (the docs' included), for 405 answers with `Allow`.
@@ -153,10 +154,20 @@ export async function buildApp(config: Readonly<Config>, opts: AppOptions = {}):
   app.get('/healthz', { schema: { tags: ['operations'], summary: 'The process is up' } }, async () => ({
     status: 'ok',
   }));
-  app.get('/readyz', { schema: { tags: ['operations'], summary: 'The database answers' } }, async (_req, reply) =>
-    (await isReady(store))
-      ? { status: 'ok' }
-      : reply.code(503).send({ error: { code: 'unavailable', message: 'the database does not answer' } }),
+  app.get(
+    '/readyz',
+    {
+      schema: {
+        tags: ['operations'],
+        summary: 'The database answers and accepts writes',
+        description: `503 \`unavailable\` (with \`Retry-After\`) when the database does not answer within ${config.readyTimeoutMs} ms, refuses writes, or its file is no longer where it was opened.`,
+      },
+    },
+    async () => {
+      const readiness = await checkReadiness(store, config.readyTimeoutMs);
+      if (!readiness.ready) throw readiness.failure;
+      return { status: 'ok' };
+    },
   );
   app.get(
     '/.well-known/jwks.json',

@@ -1,6 +1,7 @@
 import path from 'node:path';
 import { Type, type Static } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
+import type { DatabaseConfig } from './db/config.js';
 
 /**
  * The process environment, described once. Every setting is read here, at start-up, validated,
@@ -13,6 +14,14 @@ const EnvSchema = Type.Object({
   /** postgres://... switches the store to PostgreSQL; without it, SQLite in DATA_DIR. */
   DATABASE_URL: Type.Optional(Type.String({ pattern: '^postgres(ql)?://' })),
   DATABASE_POOL_SIZE: Type.Integer({ minimum: 1, maximum: 1000, default: 10 }),
+  /** PostgreSQL: the longest wait for a connection (a free one, or a new one made). */
+  DATABASE_CONNECT_TIMEOUT_MS: Type.Integer({ minimum: 100, maximum: 600_000, default: 5_000 }),
+  /** The longest a statement may run or wait for a lock (SQLite: its busy timeout). */
+  DATABASE_STATEMENT_TIMEOUT_MS: Type.Integer({ minimum: 100, maximum: 600_000, default: 5_000 }),
+  /** PostgreSQL: the longest a transaction may sit idle between statements. */
+  DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS: Type.Integer({ minimum: 100, maximum: 600_000, default: 10_000 }),
+  /** The bound on `GET /readyz`'s own check of the database. */
+  READY_TIMEOUT_MS: Type.Integer({ minimum: 100, maximum: 60_000, default: 2_000 }),
   LOG_LEVEL: Type.Union(
     ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((l) => Type.Literal(l)),
     { default: 'info' },
@@ -57,9 +66,8 @@ export interface Config {
   port: number;
   host: string;
   dataDir: string;
-  database:
-    | { kind: 'sqlite'; file: string }
-    | { kind: 'postgres'; url: string; poolSize: number };
+  database: DatabaseConfig;
+  readyTimeoutMs: number;
   logLevel: string;
   auth: AuthConfig;
   groupImageUrlTemplate: string;
@@ -73,7 +81,11 @@ export interface Config {
 
 export class ConfigError extends Error {}
 
-const NUMERIC_KEYS = new Set(['PORT', 'DATABASE_POOL_SIZE', 'BODY_LIMIT', 'RATE_LIMIT_PER_MINUTE']);
+const NUMERIC_KEYS = new Set(
+  Object.entries(EnvSchema.properties)
+    .filter(([, schema]) => schema.type === 'integer')
+    .map(([key]) => key),
+);
 
 /** Reads and validates the environment. Throws ConfigError naming every bad setting. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Config> {
@@ -114,8 +126,20 @@ function fromEnv(env: Env): Config {
     host: env.HOST,
     dataDir,
     database: env.DATABASE_URL
-      ? { kind: 'postgres', url: env.DATABASE_URL, poolSize: env.DATABASE_POOL_SIZE }
-      : { kind: 'sqlite', file: path.join(dataDir, 'cardshelf.db') },
+      ? {
+          kind: 'postgres',
+          url: env.DATABASE_URL,
+          poolSize: env.DATABASE_POOL_SIZE,
+          connectTimeoutMs: env.DATABASE_CONNECT_TIMEOUT_MS,
+          statementTimeoutMs: env.DATABASE_STATEMENT_TIMEOUT_MS,
+          idleInTransactionTimeoutMs: env.DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS,
+        }
+      : {
+          kind: 'sqlite',
+          file: path.join(dataDir, 'cardshelf.db'),
+          statementTimeoutMs: env.DATABASE_STATEMENT_TIMEOUT_MS,
+        },
+    readyTimeoutMs: env.READY_TIMEOUT_MS,
     logLevel: env.LOG_LEVEL,
     auth,
     groupImageUrlTemplate: env.GROUP_IMAGE_URL_TEMPLATE,

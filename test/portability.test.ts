@@ -44,11 +44,17 @@ describe(`answers that must not depend on the database (${testDialect()})`, () =
     expect(groups.body).toEqual([]);
   });
 
-  it('keeps U+0000 inside JSON documents, where it is written as an escape', async () => {
-    const content = [{ item: 'abcde', note: 'nul \u0000 inside' }];
-    const created = await t.call('POST', '/wishlists', { token, body: { content } });
-    expect(created.status).toBe(201);
-    const read = await t.call('GET', `/wishlists/${created.body.wishlistId}`, { token });
-    expect(read.body.content).toEqual(content);
+  it.each([
+    ['a card title', 'POST', '/content', { title: 'a\u0000b' }],
+    ['a wishlist element', 'POST', '/wishlists', { content: [{ item: 'abcde', note: 'nul \u0000 inside' }] }],
+    ['a key of a document', 'POST', '/content', { title: 'ok', metadata: { 'k\u0000': 1 } }],
+  ])('refuses U+0000 in %s with 400, storing nothing (docs/api.md)', async (_what, method, url, body) => {
+    const before = await t.call('GET', '/content/mine', { token });
+    const r = await t.call(method, url, { token, body });
+    expect(r.status).toBe(400);
+    expect(errorCode(r)).toBe('bad-request');
+    expect(r.body.error.message).toMatch(/U\+0000/);
+    expect((await t.call('GET', '/content/mine', { token })).body).toEqual(before.body);
+    expect((await t.call('GET', '/wishlists', { token })).body.wishlists ?? []).toHaveLength(0);
   });
 });

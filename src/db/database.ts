@@ -15,6 +15,7 @@ export interface Database {
   library_records: LibraryRecordsTable;
   library_groups: LibraryGroupsTable;
   wishlists: WishlistsTable;
+  readiness_probe: ReadinessProbeTable;
 }
 
 /** 0 or 1: booleans stored portably. */
@@ -111,6 +112,12 @@ export interface WishlistsTable {
   content: string;
   created_at: string;
   updated_at: string;
+}
+
+/** One row (id 1), rewritten by every readiness check: see db/readiness.ts. */
+export interface ReadinessProbeTable {
+  id: number;
+  at: string;
 }
 
 export type CardRow = Selectable<CardsTable>;

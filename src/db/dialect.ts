@@ -7,7 +7,10 @@ import type { Database } from './database.js';
  */
 export interface StoreDialect {
   readonly name: 'sqlite' | 'postgres';
-  /** Builds the Kysely instance (and its connection or pool). */
+  /**
+   * Builds the Kysely instance (and its connection or pool), its driver wrapped by
+   * GuardedDriver: database failures come out as DatabaseUnavailable.
+   */
   createKysely(): Kysely<Database>;
   /**
    * Serialises the writers of one key (a user, a family) until the transaction ends, so that a

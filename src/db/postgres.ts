@@ -1,15 +1,80 @@
 import { createHash } from 'node:crypto';
-import { Kysely, PostgresDialect, sql, type Driver } from 'kysely';
+import { Kysely, PostgresDialect, sql, type Driver, type PostgresPool, type PostgresPoolClient } from 'kysely';
 import pg from 'pg';
+import type { PostgresConfig } from './config.js';
 import type { Database } from './database.js';
 import type { StoreDialect } from './dialect.js';
-import { refuseNulText } from './text-guard.js';
+import { asUnavailable } from './errors.js';
+import { GuardedDriver } from './guarded-driver.js';
 
-/** Text parameters with U+0000 are refused before PostgreSQL fails on them: see text-guard.ts. */
+/**
+ * How long a connection that cannot be made is tried again before the request fails: long
+ * enough to ride out a quick restart of the server, short enough that an outage answers fast.
+ */
+const RECONNECT_WINDOW_MS = 1_000;
+
+/** The client-side bound on a statement, past the server's own: a frozen network never answers. */
+const NETWORK_MARGIN_MS = 1_000;
+
 class GuardedPostgresDialect extends PostgresDialect {
-  override createDriver(): Driver {
-    return refuseNulText(super.createDriver());
+  constructor(
+    pool: PostgresPool,
+    private readonly reconnectWindowMs: number,
+  ) {
+    super({ pool });
   }
+
+  override createDriver(): Driver {
+    return new GuardedDriver(super.createDriver(), { reconnectWindowMs: this.reconnectWindowMs });
+  }
+}
+
+/**
+ * A pool whose connections never end the process and are never reused once broken:
+ * - every client gets an `error` listener for its whole life. pg-pool listens only while a
+ *   client is idle, so a connection dropped while checked out (between the statements of a
+ *   transaction) emitted an unhandled `error` and ended the process.
+ * - a client whose statement ran past `query_timeout` (the network froze) is still "queryable"
+ *   to pg, with the old statement pending on it: it is destroyed on release, not pooled again.
+ */
+function resilientPool(config: PostgresConfig): PostgresPool {
+  const pool = new pg.Pool({
+    connectionString: config.url,
+    max: config.poolSize,
+    connectionTimeoutMillis: config.connectTimeoutMs,
+    statement_timeout: config.statementTimeoutMs,
+    query_timeout: config.statementTimeoutMs + NETWORK_MARGIN_MS,
+    idle_in_transaction_session_timeout: config.idleInTransactionTimeoutMs,
+    keepAlive: true,
+  });
+  const broken = new WeakSet<pg.PoolClient>();
+  // An idle connection that breaks is dropped by the pool; the next checkout opens a new one.
+  pool.on('error', () => {});
+  pool.on('connect', (client) => {
+    // The failure reaches the statement that was running, if any: that is where it is reported.
+    client.on('error', () => {});
+    const query = client.query.bind(client) as (...args: unknown[]) => unknown;
+    client.query = ((...args: unknown[]) => {
+      const result = query(...args);
+      if (result instanceof Promise) {
+        result.catch((err: unknown) => {
+          if (asUnavailable(err)?.reason === 'timeout' && !(err as { code?: unknown }).code) broken.add(client);
+        });
+      }
+      return result;
+    }) as typeof client.query;
+  });
+  return {
+    async connect(): Promise<PostgresPoolClient> {
+      const client = await pool.connect();
+      const release = client.release.bind(client);
+      // pg-pool destroys a client released with an error instead of pooling it again.
+      client.release = ((err?: Error | boolean) =>
+        release(err ?? (broken.has(client) ? new Error('statement timed out on the client side') : undefined))) as typeof client.release;
+      return client;
+    },
+    end: () => pool.end(),
+  };
 }
 
 /**
@@ -21,16 +86,13 @@ function advisoryLockId(key: string): string {
   return createHash('sha256').update(key, 'utf8').digest().readBigInt64BE(0).toString();
 }
 
-export function postgresDialect(url: string, poolSize: number): StoreDialect {
+export function postgresDialect(config: PostgresConfig): StoreDialect {
   return {
     name: 'postgres',
-    createKysely: () => {
-      const pool = new pg.Pool({ connectionString: url, max: poolSize });
-      // An idle connection that breaks (server restart, network) is dropped by the pool and the
-      // next checkout opens a new one; without a listener the event would end the process.
-      pool.on('error', () => {});
-      return new Kysely<Database>({ dialect: new GuardedPostgresDialect({ pool }) });
-    },
+    createKysely: () =>
+      new Kysely<Database>({
+        dialect: new GuardedPostgresDialect(resilientPool(config), Math.min(RECONNECT_WINDOW_MS, config.connectTimeoutMs)),
+      }),
     // Transaction-scoped: every instance on the database waits for it, and commit or rollback
     // releases it, so a request that fails half-way cannot leave it held.
     lockKey: async (trx, key) => {

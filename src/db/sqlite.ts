@@ -11,9 +11,11 @@ import {
   type DialectAdapter,
   type Driver,
 } from 'kysely';
+import type { SqliteConfig } from './config.js';
 import type { Database } from './database.js';
 import type { StoreDialect } from './dialect.js';
-import { refuseNulText } from './text-guard.js';
+import { DatabaseUnavailable } from './errors.js';
+import { GuardedDriver } from './guarded-driver.js';
 
 /**
  * Kysely's SQLite dialect opens transactions with a deferred `begin`: two processes that both
@@ -22,12 +24,20 @@ import { refuseNulText } from './text-guard.js';
  * serialised, in this process and across processes sharing the file.
  */
 class ImmediateSqliteDialect extends SqliteDialect {
+  constructor(private readonly file: SqliteFile) {
+    super({ database: file.database });
+  }
+
   override createDriver(): Driver {
-    const driver = refuseNulText(super.createDriver());
+    const driver = super.createDriver();
     driver.beginTransaction = async (connection: DatabaseConnection): Promise<void> => {
       await connection.executeQuery(CompiledQuery.raw('begin immediate'));
     };
-    return driver;
+    // A connection to a file never drops, so there is nothing to reconnect.
+    return new GuardedDriver(driver, {
+      reconnectWindowMs: 0,
+      checkWritable: () => this.file.checkInPlace(),
+    });
   }
 
   /**
@@ -48,14 +58,37 @@ class TransactionalDdlSqliteAdapter extends SqliteAdapter {
   }
 }
 
-export function openSqlite(file: string): SQLite.Database {
+/** An open database file, and the check that it is still the file at its path. */
+interface SqliteFile {
+  readonly database: SQLite.Database;
+  /** Throws DatabaseUnavailable('moved') when the path no longer leads to the opened file. */
+  checkInPlace(): void;
+}
+
+function openSqlite(config: SqliteConfig): SqliteFile {
+  const { file } = config;
   if (file !== ':memory:') fs.mkdirSync(path.dirname(file), { recursive: true });
   const sqlite = new SQLite(file);
   sqlite.pragma('journal_mode = WAL');
   sqlite.pragma('synchronous = NORMAL');
   sqlite.pragma('foreign_keys = ON');
-  sqlite.pragma('busy_timeout = 5000');
-  return keepPreparedStatements(sqlite);
+  sqlite.pragma(`busy_timeout = ${config.statementTimeoutMs}`);
+  const database = keepPreparedStatements(sqlite);
+  if (file === ':memory:') return { database, checkInPlace: () => {} };
+
+  // A process keeps writing to a file that was deleted or moved (its descriptor still works),
+  // and every such write is lost at the next start. So before a write becomes durable the path
+  // must still lead to the same file: one stat, about a microsecond.
+  const opened = fs.statSync(file);
+  return {
+    database,
+    checkInPlace() {
+      const now = fs.statSync(file, { throwIfNoEntry: false });
+      if (!now || now.ino !== opened.ino || now.dev !== opened.dev) {
+        throw new DatabaseUnavailable('moved', { cause: new Error(`${file} is no longer the database file opened`) });
+      }
+    },
+  };
 }
 
 /**
@@ -79,11 +112,10 @@ function keepPreparedStatements(sqlite: SQLite.Database, max = 500): SQLite.Data
   return sqlite;
 }
 
-export function sqliteDialect(file: string): StoreDialect {
+export function sqliteDialect(config: SqliteConfig): StoreDialect {
   return {
     name: 'sqlite',
-    createKysely: () =>
-      new Kysely<Database>({ dialect: new ImmediateSqliteDialect({ database: openSqlite(file) }) }),
+    createKysely: () => new Kysely<Database>({ dialect: new ImmediateSqliteDialect(openSqlite(config)) }),
     // `begin immediate` already holds the database-wide write lock.
     lockKey: async () => {},
     autoIncrementPrimaryKey: (col) => col.primaryKey().autoIncrement(),

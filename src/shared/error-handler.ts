@@ -1,7 +1,9 @@
 import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { DatabaseUnavailable, UnstorableText } from '../db/errors.js';
 import { AppError, badRequest, codeForStatus, type ErrorCode } from './errors.js';
+import { RepeatFilter } from './repeat-filter.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -13,12 +15,35 @@ declare module 'fastify' {
 const send = (reply: FastifyReply, status: number, code: string, message: string): FastifyReply =>
   reply.code(status).type('application/json; charset=utf-8').send({ error: { code, message } });
 
+/** How long one kind of database failure is logged once, with a count of the repeats after. */
+const DATABASE_LOG_WINDOW_MS = 10_000;
+
+type ErrorHandler = (error: FastifyError | AppError, request: FastifyRequest, reply: FastifyReply) => FastifyReply;
+
 /**
- * The one error handler. Our own errors carry their code; library errors (validation, body
- * parsing, rate limiting) become the documented shape here. A 5xx never shows its internals:
- * the log has them, with the request id.
+ * The one error handler. Our own errors carry their code; the database layer's and library
+ * errors (validation, body parsing, rate limiting) become the documented shape here. A 5xx
+ * never shows its internals: the log has them, with the request id.
  */
-export function errorHandler(error: FastifyError | AppError, request: FastifyRequest, reply: FastifyReply): FastifyReply {
+export function createErrorHandler(): ErrorHandler {
+  // A database outage fails every request alike: one line says what failed, not one per request.
+  const databaseFailures = new RepeatFilter(DATABASE_LOG_WINDOW_MS);
+
+  return (error, request, reply) => {
+    if (error instanceof DatabaseUnavailable) {
+      const repeats = databaseFailures.admit(`${error.reason} ${error.detail}`);
+      if (repeats !== undefined) {
+        request.log.warn({ reason: error.reason, cause: error.detail, repeatsSinceLastLine: repeats }, 'database unavailable');
+      }
+      reply.header('retry-after', String(error.retryAfterSeconds));
+      return send(reply, 503, 'unavailable', `${error.message}; try again later`);
+    }
+    if (error instanceof UnstorableText) return send(reply, 400, 'bad-request', error.message);
+    return answerError(error, request, reply);
+  };
+}
+
+function answerError(error: FastifyError | AppError, request: FastifyRequest, reply: FastifyReply): FastifyReply {
   if (error instanceof AppError) {
     reply.headers(error.headers);
     return send(reply, error.statusCode, error.code, error.message);
@@ -42,12 +67,6 @@ export function errorHandler(error: FastifyError | AppError, request: FastifyReq
   const status = error.statusCode ?? 500;
   if (status >= 400 && status < 500) {
     return send(reply, status, codeForStatus(status), error.message || 'bad request');
-  }
-  if (error.code === 'SQLITE_BUSY') {
-    // Another process held the database's write lock past busy_timeout: a retry can succeed.
-    request.log.warn({ err: error }, 'database busy');
-    reply.header('retry-after', '1');
-    return send(reply, 503, 'unavailable', 'the database is busy; try again');
   }
   request.log.error({ err: error }, 'request failed');
   return send(reply, 500, 'internal', `internal error (request ${request.id})`);

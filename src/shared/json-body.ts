@@ -10,17 +10,26 @@ import { badRequest } from './errors.js';
 export const MAX_JSON_DEPTH = 64;
 
 /**
- * A UTF-16 surrogate without its pair (`"\ud800"` is valid JSON). It is not text: stored, it
- * becomes U+FFFD (so two different ids become one), and encodeURIComponent throws on it.
+ * Characters no stored text may hold. A UTF-16 surrogate without its pair (`"\ud800"` is valid
+ * JSON) is not text: stored, it becomes U+FFFD (so two different ids become one), and
+ * encodeURIComponent throws on it. U+0000 cannot be stored in PostgreSQL text, so it is refused
+ * on every database, in the body as in ids and tokens (docs/api.md).
  */
+const UNSTORABLE = /[\u0000\p{Cs}]/u;
 const LONE_SURROGATE = /\p{Cs}/u;
 export const hasLoneSurrogate = (text: string): boolean => LONE_SURROGATE.test(text);
 
-const LONE_SURROGATE_MESSAGE = 'the body has a string with a lone UTF-16 surrogate; send valid Unicode text';
+/** Why a string cannot be stored as sent, or undefined (one scan for the usual, fit, text). */
+function unfitText(text: string): string | undefined {
+  if (!UNSTORABLE.test(text)) return undefined;
+  return text.includes('\u0000')
+    ? 'the body has a string with the NUL character (U+0000), which cannot be stored'
+    : 'the body has a string with a lone UTF-16 surrogate; send valid Unicode text';
+}
 
 /** Why a string or number cannot be kept, or undefined. */
 function unfitScalar(value: unknown): string | undefined {
-  if (typeof value === 'string') return hasLoneSurrogate(value) ? LONE_SURROGATE_MESSAGE : undefined;
+  if (typeof value === 'string') return unfitText(value);
   // JSON.parse turns `1e999` into Infinity, which would be stored as `null`.
   if (typeof value === 'number' && !Number.isFinite(value)) return 'the body has a number too large to represent';
   return undefined;
@@ -28,7 +37,7 @@ function unfitScalar(value: unknown): string | undefined {
 
 /**
  * Why a parsed body cannot be taken, or undefined: nesting deeper than `maxDepth`, a key or
- * string with a lone surrogate, or a number out of range. Walked with an explicit stack, not
+ * string with NUL or a lone surrogate, or a number out of range. Walked with an explicit stack, not
  * recursion.
  */
 export function unfitJson(value: unknown, maxDepth: number): string | undefined {
@@ -41,7 +50,12 @@ export function unfitJson(value: unknown, maxDepth: number): string | undefined 
       continue;
     }
     if (depth >= maxDepth) return `the body nests deeper than ${maxDepth} levels`;
-    if (!Array.isArray(node) && Object.keys(node).some(hasLoneSurrogate)) return LONE_SURROGATE_MESSAGE;
+    if (!Array.isArray(node)) {
+      for (const key of Object.keys(node)) {
+        const why = unfitText(key);
+        if (why) return why;
+      }
+    }
     for (const child of Object.values(node)) {
       if (child !== null && typeof child === 'object') stack.push([child, depth + 1]);
       else {

@@ -30,7 +30,7 @@ describe('loadConfig defaults', () => {
 
   it('keeps its data in ./data, in SQLite', () => {
     expect(config.dataDir).toBe(dataDir);
-    expect(config.database).toEqual({ kind: 'sqlite', file: path.join(dataDir, 'cardshelf.db') });
+    expect(config.database).toEqual({ kind: 'sqlite', file: path.join(dataDir, 'cardshelf.db'), statementTimeoutMs: 5000 });
   });
 
   it('is its own token issuer, with its key in the data directory', () => {
@@ -75,7 +75,7 @@ describe('loadConfig settings', () => {
   it('puts the database and the key under DATA_DIR, resolved', () => {
     const c = loadConfig({ DATA_DIR: 'some/where' });
     expect(c.dataDir).toBe(path.resolve('some/where'));
-    expect(c.database).toEqual({ kind: 'sqlite', file: path.resolve('some/where/cardshelf.db') });
+    expect(c.database).toEqual({ kind: 'sqlite', file: path.resolve('some/where/cardshelf.db'), statementTimeoutMs: 5000 });
     expect(c.auth.mode === 'local' && c.auth.keyFile).toBe(path.resolve('some/where/signing-key.json'));
   });
 
@@ -86,12 +86,34 @@ describe('loadConfig settings', () => {
 
   it('switches to PostgreSQL with DATABASE_URL', () => {
     const c = loadConfig({ DATABASE_URL: 'postgres://u:p@db:5432/cardshelf', DATABASE_POOL_SIZE: '7' });
-    expect(c.database).toEqual({ kind: 'postgres', url: 'postgres://u:p@db:5432/cardshelf', poolSize: 7 });
-    expect(loadConfig({ DATABASE_URL: 'postgresql://db/x' }).database).toEqual({
+    expect(c.database).toEqual({
+      kind: 'postgres',
+      url: 'postgres://u:p@db:5432/cardshelf',
+      poolSize: 7,
+      connectTimeoutMs: 5000,
+      statementTimeoutMs: 5000,
+      idleInTransactionTimeoutMs: 10000,
+    });
+    expect(loadConfig({ DATABASE_URL: 'postgresql://db/x' }).database).toMatchObject({
       kind: 'postgres',
       url: 'postgresql://db/x',
       poolSize: 10,
     });
+  });
+
+  it('takes the database bounds, and refuses ones too small to serve', () => {
+    const c = loadConfig({
+      DATABASE_URL: 'postgres://db/x',
+      DATABASE_CONNECT_TIMEOUT_MS: '1500',
+      DATABASE_STATEMENT_TIMEOUT_MS: '2500',
+      DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS: '3500',
+      READY_TIMEOUT_MS: '700',
+    });
+    expect(c.database).toMatchObject({ connectTimeoutMs: 1500, statementTimeoutMs: 2500, idleInTransactionTimeoutMs: 3500 });
+    expect(c.readyTimeoutMs).toBe(700);
+    expect(loadConfig({ DATABASE_STATEMENT_TIMEOUT_MS: '800' }).database).toMatchObject({ kind: 'sqlite', statementTimeoutMs: 800 });
+    expect(() => loadConfig({ DATABASE_STATEMENT_TIMEOUT_MS: '0' })).toThrow(/DATABASE_STATEMENT_TIMEOUT_MS/);
+    expect(() => loadConfig({ READY_TIMEOUT_MS: 'soon' })).toThrow(/READY_TIMEOUT_MS/);
   });
 
   it('switches to an external issuer when all three OIDC settings are given', () => {

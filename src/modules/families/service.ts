@@ -114,6 +114,13 @@ export function createFamilyService(store: Store, config: Pick<Config, 'defaultC
 
       const created = await db.transaction().execute(async (trx) => {
         await dialect.lockKey(trx, `family:${familyId}`);
+        // Every user whose membership this may change is locked as ensureFamilyId locks them,
+        // so a user's first request (which makes a stub family) or another family's PUT that
+        // lists the same user waits for this one instead of inserting a second membership.
+        // Sorted, so that two PUTs naming the same users take their locks in one order.
+        const current = await repo.listMembers(trx, familyId);
+        const users = [...new Set([...members.map((m) => m.userId), ...current.map((m) => m.user_id)])].sort();
+        for (const userId of users) await dialect.lockKey(trx, `user:${userId}`);
         const at = now();
         const existing = await repo.findFamily(trx, familyId);
         // A replace: flags left out of the body fall back to their defaults.
