@@ -4,7 +4,7 @@ import path from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadOrCreateSigningKey, mintToken } from '../src/auth/local-issuer.js';
-import { errorLines, exits, startFreezableProxy, startTraffic, summary, timeToRecover, type FreezableProxy, type TrafficReport } from './support/chaos.js';
+import { databaseWarnings, errorLines, exits, startFreezableProxy, startTraffic, summary, timeToRecover, type FreezableProxy, type TrafficReport } from './support/chaos.js';
 import { privatePostgresUnavailable, startPrivatePostgres, type PrivatePostgres } from './support/private-postgres.js';
 import { http, startServer, type ServerProcess } from './support/processes.js';
 import { testDialect } from './support/test-database.js';
@@ -105,6 +105,9 @@ describe.runIf(runHere)('two instances while PostgreSQL fails under them', () =>
     expect(exits(servers)).toEqual([]);
     expect(report.violations, errorLines(servers)).toEqual([]);
     expect(missing).toEqual([]);
+    // What failed is logged once per kind (and 10 s), as a warning: never a stack per request.
+    expect(errorLines(servers)).toBe('');
+    expect(databaseWarnings(servers)).toBeLessThan(Math.max(10, (report.byStatus['503'] ?? 0) / 2));
     expect(report.byStatus['201'] ?? 0).toBeGreaterThan(0);
     return report;
   }

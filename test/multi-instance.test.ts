@@ -180,6 +180,45 @@ describe(`two server processes on one ${testDialect()} database`, () => {
     }
   });
 
+  it('100 times: two families\' PUTs listing one new user race that user\'s first request; all answer as documented', async () => {
+    const rounds = 100;
+    const failures: string[] = [];
+    // Ten rounds at a time: each round is three requests that race on both instances.
+    for (let batch = 0; batch < rounds; batch += 10) {
+      await Promise.all(
+        range(10).map(async (j) => {
+          const n = batch + j;
+          const user = `auth0|family-racer-${n}`;
+          const token = await deployment.token(user);
+          const [a, b, own] = await Promise.all([
+            http(on(n), 'PUT', `/admin/families/race-a-${n}`, { token: admin, body: { country: 'US', members: [{ userId: user }] } }),
+            http(on(n + 1), 'PUT', `/admin/families/race-b-${n}`, { token: admin, body: { country: 'GB', members: [{ userId: user }] } }),
+            http(on(n), 'GET', '/user/family?allowStub=true', { token }),
+          ]);
+          for (const [what, r] of [['PUT a', a], ['PUT b', b], ['GET', own]] as const) {
+            const expected = what === 'GET' ? [200] : [201];
+            if (!expected.includes(r.status)) failures.push(`round ${n} ${what}: ${r.status} ${JSON.stringify(r.body)}`);
+          }
+          // The user ends in exactly one of the two families, and sees it.
+          const after = await http(on(n + 1), 'GET', '/user/family', { token });
+          const familyId = after.body?.family?.familyId;
+          if (familyId !== `race-a-${n}` && familyId !== `race-b-${n}`) {
+            failures.push(`round ${n}: the user is in ${JSON.stringify(after.body)}`);
+          }
+          const listedIn = await Promise.all(
+            [`race-a-${n}`, `race-b-${n}`].map(async (id) => {
+              const { db } = deployment.store();
+              const rows = await db.selectFrom('family_memberships').select('user_id').where('family_id', '=', id).where('listed', '=', 1).execute();
+              return rows.map((r) => r.user_id);
+            }),
+          );
+          if (listedIn.flat().filter((u) => u === user).length !== 1) failures.push(`round ${n}: listed in ${JSON.stringify(listedIn)}`);
+        }),
+      );
+    }
+    expect(failures).toEqual([]);
+  }, 120_000);
+
   it('both instances stop on SIGTERM and exit 0', async () => {
     const exits = await Promise.all(servers.map((s) => s.stop('SIGTERM')));
     expect(exits).toEqual([

@@ -113,10 +113,10 @@ export class GuardedDriver implements Driver {
     guarded.inTransaction = false;
     try {
       await this.inner.rollbackTransaction(guarded.inner);
-    } catch (err) {
-      // A connection that is gone has rolled back by itself; the error that led here (and that
-      // Kysely rethrows after this) says what happened.
-      if (!asUnavailable(err)) throw err;
+    } catch {
+      // Nothing left to roll back: a connection that is gone rolled back by itself, and SQLite
+      // ends a transaction by itself on some errors (SQLITE_FULL, SQLITE_IOERR). The error that
+      // led here, which Kysely throws once this returns, says what happened.
     }
   }
 

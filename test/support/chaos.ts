@@ -196,6 +196,11 @@ export function errorLines(servers: ServerProcess[]): string {
     .join('\n');
 }
 
+/** How many `database unavailable` lines the servers logged. */
+export function databaseWarnings(servers: ServerProcess[]): number {
+  return servers.flatMap((s) => s.stdout().split('\n')).filter((line) => line.includes('"msg":"database unavailable"')).length;
+}
+
 /** A line for the test log: what a chaos run measured. */
 export function summary(name: string, faults: number, report: TrafficReport, recoveredMs: number, lost: number): string {
   return `${name}: faults=${faults} requests=${report.requests} byStatus=${JSON.stringify(report.byStatus)} acknowledgedWrites=${report.acknowledged.length} lost=${lost} recoverMs=${recoveredMs}`;
