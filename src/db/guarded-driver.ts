@@ -38,12 +38,19 @@ function isRead(query: CompiledQuery): boolean {
 const mapped = (err: unknown): unknown => asUnavailable(err) ?? err;
 
 /**
+ * node-postgres refuses a statement on a connection it already knows is broken without sending
+ * it: even a write may then be sent again on another connection.
+ */
+const notSent = (err: unknown): boolean => err instanceof Error && /not queryable/.test(err.message);
+
+/**
  * Wraps a dialect's driver so that what the database layer hands up is its own: failures of the
  * database become DatabaseUnavailable (the edge answers 503), NUL in a text parameter
  * UnstorableText (400). It also rides out what can be ridden out without risk:
  * - a connection that cannot be made is tried again for `reconnectWindowMs` (nothing was sent);
  * - a connection found dropped when a read or a `begin` runs on it is replaced once, and the
- *   statement sent again (a read changes nothing; a `begin` that failed opened nothing).
+ *   statement sent again (a read changes nothing; a `begin` that failed opened nothing); so is
+ *   any statement outside a transaction that the client refused to send on a broken connection.
  * A write or a statement inside a transaction is never sent twice: whether it took effect is
  * unknown, so the request fails and the client decides.
  */
@@ -197,7 +204,7 @@ class GuardedConnection implements DatabaseConnection {
     try {
       return await this.inner.executeQuery<R>(query);
     } catch (err) {
-      if (read && !this.inTransaction && asUnavailable(err)?.reason === 'unreachable') {
+      if (!this.inTransaction && (notSent(err) || (read && asUnavailable(err)?.reason === 'unreachable'))) {
         await this.replace();
         try {
           return await this.inner.executeQuery<R>(query);

@@ -27,11 +27,15 @@ export async function checkReadiness(store: Store, timeoutMs: number): Promise<R
 async function probe(store: Store): Promise<Readiness> {
   const at = new Date().toISOString();
   try {
-    await store.db
-      .insertInto('readiness_probe')
-      .values({ id: 1, at })
-      .onConflict((oc) => oc.column('id').doUpdateSet({ at }))
-      .execute();
+    // In a transaction: a pooled connection found dead at `begin` is replaced (guarded-driver.ts),
+    // so a connection the server dropped a moment ago does not read as "not ready".
+    await store.db.transaction().execute((trx) =>
+      trx
+        .insertInto('readiness_probe')
+        .values({ id: 1, at })
+        .onConflict((oc) => oc.column('id').doUpdateSet({ at }))
+        .execute(),
+    );
     return { ready: true };
   } catch (err) {
     const failure = asUnavailable(err);
