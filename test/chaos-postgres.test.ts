@@ -4,7 +4,7 @@ import path from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadOrCreateSigningKey, mintToken } from '../src/auth/local-issuer.js';
-import { databaseWarnings, errorLines, exits, startFreezableProxy, startTraffic, summary, timeToRecover, type FreezableProxy, type TrafficReport } from './support/chaos.js';
+import { databaseWarnings, errorLines, exits, logMarks, startFreezableProxy, startTraffic, summary, timeToRecover, type FreezableProxy, type TrafficReport } from './support/chaos.js';
 import { privatePostgresUnavailable, startPrivatePostgres, type PrivatePostgres } from './support/private-postgres.js';
 import { http, startServer, type ServerProcess } from './support/processes.js';
 import { testDialect } from './support/test-database.js';
@@ -94,6 +94,7 @@ describe.runIf(runHere)('two instances while PostgreSQL fails under them', () =>
 
   /** Runs traffic, injects a fault with `inject`, heals, and checks the four rules. */
   async function underFault(name: string, inject: () => Promise<number>): Promise<TrafficReport> {
+    const marks = logMarks(servers);
     const traffic = startTraffic(servers, tokens, { clients: 8, timeoutMs: CLIENT_TIMEOUT_MS });
     await pause(1_000);
     const faults = await inject();
@@ -107,7 +108,7 @@ describe.runIf(runHere)('two instances while PostgreSQL fails under them', () =>
     expect(missing).toEqual([]);
     // What failed is logged once per kind (and 10 s), as a warning: never a stack per request.
     expect(errorLines(servers)).toBe('');
-    expect(databaseWarnings(servers)).toBeLessThan(Math.max(10, (report.byStatus['503'] ?? 0) / 2));
+    expect(databaseWarnings(servers, marks)).toBeLessThan(Math.max(10, (report.byStatus['503'] ?? 0) / 2));
     expect(report.byStatus['201'] ?? 0).toBeGreaterThan(0);
     return report;
   }

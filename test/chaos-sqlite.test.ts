@@ -7,7 +7,7 @@ import { promisify } from 'node:util';
 import SQLite from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { loadOrCreateSigningKey, mintToken } from '../src/auth/local-issuer.js';
-import { databaseWarnings, errorLines, exits, startTraffic, summary, timeToRecover, type TrafficReport } from './support/chaos.js';
+import { databaseWarnings, errorLines, exits, logMarks, startTraffic, summary, timeToRecover, type TrafficReport } from './support/chaos.js';
 import { http, startServer, type ServerProcess } from './support/processes.js';
 import { testDialect } from './support/test-database.js';
 
@@ -84,6 +84,7 @@ describe.runIf(runHere)('two instances while the storage of their SQLite file fa
   }
 
   async function underFault(name: string, s: Site, inject: () => Promise<void>): Promise<TrafficReport> {
+    const marks = logMarks(s.servers);
     const traffic = startTraffic(s.servers, s.tokens, { clients: 6, timeoutMs: CLIENT_TIMEOUT_MS });
     await pause(1_000);
     await inject();
@@ -97,7 +98,7 @@ describe.runIf(runHere)('two instances while the storage of their SQLite file fa
     expect(missing).toEqual([]);
     // What failed is logged once per kind (and 10 s), as a warning: never a stack per request.
     expect(errorLines(s.servers)).toBe('');
-    expect(databaseWarnings(s.servers)).toBeLessThan(Math.max(10, (report.byStatus['503'] ?? 0) / 2));
+    expect(databaseWarnings(s.servers, marks)).toBeLessThan(Math.max(10, (report.byStatus['503'] ?? 0) / 2));
     expect(report.byStatus['503'] ?? 0).toBeGreaterThan(0);
     return report;
   }

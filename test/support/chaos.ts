@@ -196,9 +196,16 @@ export function errorLines(servers: ServerProcess[]): string {
     .join('\n');
 }
 
-/** How many `database unavailable` lines the servers logged. */
-export function databaseWarnings(servers: ServerProcess[]): number {
-  return servers.flatMap((s) => s.stdout().split('\n')).filter((line) => line.includes('"msg":"database unavailable"')).length;
+/** Where each server's log stands now: `databaseWarnings` counts from there. */
+export function logMarks(servers: ServerProcess[]): number[] {
+  return servers.map((s) => s.stdout().length);
+}
+
+/** How many `database unavailable` lines the servers logged since `marks`. */
+export function databaseWarnings(servers: ServerProcess[], marks: number[]): number {
+  return servers
+    .flatMap((s, i) => s.stdout().slice(marks[i] ?? 0).split('\n'))
+    .filter((line) => line.includes('"msg":"database unavailable"')).length;
 }
 
 /** A line for the test log: what a chaos run measured. */
