@@ -6,8 +6,11 @@
 
 export const MEDIA_REF_PREFIXES = ['service:#', 'yoto:#'] as const;
 
-/** A whole string that is a media reference; the hash has no white space and no `#`. */
-export const MEDIA_REF_PATTERN = '^(?:service|yoto):#[^\\s#]+$';
+/** A media reference, unanchored (to build patterns from); the hash has no white space and no `#`. */
+export const MEDIA_REF_SOURCE = '(?:service|yoto):#[^\\s#]+';
+
+/** A whole string that is a media reference. */
+export const MEDIA_REF_PATTERN = `^${MEDIA_REF_SOURCE}$`;
 
 const MEDIA_REF = new RegExp(MEDIA_REF_PATTERN);
 

@@ -1,6 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { Nullable, Timestamp } from '../../shared/schemas.js';
-import { MEDIA_REF_PATTERN } from './media-ref.js';
+import { MEDIA_REF_PATTERN, MEDIA_REF_SOURCE } from './media-ref.js';
 
 /**
  * The card, as the interface describes it. Objects accept fields beyond the ones described
@@ -14,7 +14,7 @@ export const CATEGORIES = ['', 'none', 'stories', 'music', 'radio', 'podcast', '
 export const MediaRef = Type.String({ pattern: MEDIA_REF_PATTERN, examples: ['yoto:#4fKZ3nQ9', 'service:#4fKZ3nQ9'] });
 /** A track's source, whatever the track's type: a media reference or an absolute http(s) URL. */
 const TrackUrl = Type.String({
-  pattern: '^(?:(?:service|yoto):#[^\\s#]+|https?://[^\\s]+)$',
+  pattern: `^(?:${MEDIA_REF_SOURCE}|https?://[^\\s]+)$`,
   description: '`yoto:#<hash>` or `service:#<hash>`, or an absolute http(s) URL',
 });
 
