@@ -43,8 +43,8 @@ export function createGroupService(
   const imageUrl = (imageId: string): string => groupImageUrl(config.groupImageUrlTemplate, imageId);
 
   /** Documents of the given cards that the family library holds, by card id (one query). */
-  async function heldDocs(trx: Db, familyId: string, cardIds: readonly string[]): Promise<Map<string, string>> {
-    const held = await heldCards(trx, familyId, { cardIds, form: 'doc' });
+  async function heldDocs(from: Db, familyId: string, cardIds: readonly string[]): Promise<Map<string, string>> {
+    const held = await heldCards(from, familyId, { cardIds, form: 'doc' });
     return new Map(held.map((c) => [c.cardId, c.json]));
   }
 
@@ -63,9 +63,12 @@ export function createGroupService(
     return { items: cleanGroupItems(items, docs, previous, at), docs };
   }
 
-  /** A group as JSON; `cards` holds the document of each item `held` has, in item order. */
-  function renderRow(row: GroupRow, held: ReadonlyMap<string, string>, withCards: boolean): RawJson {
-    const { items, cards } = visibleItems(JSON.parse(row.items) as Item[], held);
+  /**
+   * A group as JSON, its stored `items` those `held` has; `cards` the document of each, in item
+   * order (or `[]`).
+   */
+  function renderRow(row: GroupRow, stored: Item[], held: ReadonlyMap<string, string>, withCards: boolean): RawJson {
+    const { items, cards } = visibleItems(stored, held);
     return withRaw(
       {
         id: row.group_id,
@@ -90,14 +93,11 @@ export function createGroupService(
   async function render(rows: GroupRow[], known?: Map<string, string>): Promise<RawJson[]> {
     const [first] = rows;
     if (!first) return [];
+    const parsed = rows.map((row) => ({ row, items: JSON.parse(row.items) as Item[] }));
     const docs =
       known ??
-      (await heldDocs(
-        db,
-        first.family_id,
-        rows.flatMap((row) => (JSON.parse(row.items) as Item[]).map((i) => i.contentId)),
-      ));
-    return rows.map((row) => renderRow(row, docs, true));
+      (await heldDocs(db, first.family_id, parsed.flatMap((g) => g.items.map((i) => i.contentId))));
+    return parsed.map(({ row, items }) => renderRow(row, items, docs, true));
   }
 
   async function renderOne(row: GroupRow, known?: Map<string, string>): Promise<RawJson> {
@@ -189,7 +189,8 @@ export function createGroupService(
 
     async outlines(familyId, held) {
       const present = new Map([...held].map((cardId) => [cardId, '']));
-      return rawArray((await repo.listGroups(db, familyId)).map((row) => renderRow(row, present, false)));
+      const rows = await repo.listGroups(db, familyId);
+      return rawArray(rows.map((row) => renderRow(row, JSON.parse(row.items) as Item[], present, false)));
     },
   };
 }
