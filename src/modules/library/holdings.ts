@@ -28,7 +28,11 @@ export interface HeldCard {
 }
 
 export interface HoldingsQuery {
-  /** Only these cards; every card the library holds when left out. */
+  /**
+   * Only these cards, in no particular order (callers look them up by id, and sorting would copy
+   * every document through a temporary b-tree); every card the library holds, in the order they
+   * entered it, when left out.
+   */
   cardIds?: readonly string[];
   /** The full card (`doc`, with chapters) or its list form (`summary`). */
   form: 'doc' | 'summary';
@@ -36,7 +40,7 @@ export interface HoldingsQuery {
   includeDeleted?: boolean;
 }
 
-/** The cards the family's library holds, in the order they entered it, in one query. */
+/** The cards the family's library holds (see HoldingsQuery for their order), in one query. */
 export async function heldCards(db: Db, familyId: string, query: HoldingsQuery): Promise<HeldCard[]> {
   const ids = query.cardIds && [...new Set(query.cardIds)];
   if (ids?.length === 0) return [];
@@ -59,7 +63,8 @@ export async function heldCards(db: Db, familyId: string, query: HoldingsQuery):
     .where('c.deleted', '=', 0);
   if (ids) members = members.where('c.card_id', 'in', ids);
 
-  const rows = await recorded.unionAll(members).orderBy('added_at').orderBy('card_id').execute();
+  const held = recorded.unionAll(members);
+  const rows = await (ids ? held : held.orderBy('added_at').orderBy('card_id')).execute();
   return rows.map((r) => ({
     cardId: r.card_id,
     addedAt: r.added_at,
