@@ -90,7 +90,7 @@ const content = fc.record(
       {
         autoOverlayLabels: text(),
         editKeys: fc.boolean(),
-        podcastTrackDisplay: fc.oneof(fc.constant(null), fc.record({ icon16x16: fc.oneof(mediaRef, fc.constant(null)) })),
+        podcastTrackDisplay: fc.record({ icon16x16: fc.oneof(mediaRef, fc.constant(null)) }),
         podcastType: text(),
       },
       { requiredKeys: [] },

@@ -133,20 +133,23 @@ describe('nulls the public service returns are accepted and stored as sent', () 
     expect(card.metadata).toEqual(metadata);
   });
 
-  it.each([
-    ['display a string', { display: 'none' }, {}],
-    ['display an array', {}, { display: [] }],
-    ['icon16x16 a number', {}, { display: { icon16x16: 5 } }],
-    ['icon16x16 an http URL', { display: { icon16x16: 'https://x.example/i.png' } }, {}],
-    ['icon16x16 a bare hash', { display: { icon16x16: 'abc' } }, {}],
-    ['overlayLabelOverride a number', { overlayLabelOverride: 1 }, {}],
-    ['tracks null', { tracks: null }, {}],
-    ['a track key null', {}, { key: null }],
-    ['a track type null', {}, { type: null }],
-  ])('still refuses %s (400, nothing stored)', async (_label, chapter, track) => {
+  const chapterOf = (body: Record<string, any>): Record<string, any> => body.content.chapters[0];
+  const trackOf = (body: Record<string, any>): Record<string, any> => chapterOf(body).tracks[0];
+  it.each<[string, (body: Record<string, any>) => void]>([
+    ['display a string', (b) => (chapterOf(b).display = 'none')],
+    ['display an array', (b) => (trackOf(b).display = [])],
+    ['icon16x16 a number', (b) => (trackOf(b).display = { icon16x16: 5 })],
+    ['icon16x16 an http URL', (b) => (chapterOf(b).display = { icon16x16: 'https://x.example/i.png' })],
+    ['icon16x16 a bare hash', (b) => (chapterOf(b).display = { icon16x16: 'abc' })],
+    ['overlayLabelOverride a number', (b) => (chapterOf(b).overlayLabelOverride = 1)],
+    ['tracks null', (b) => (chapterOf(b).tracks = null)],
+    ['a track key null', (b) => (trackOf(b).key = null)],
+    ['a track type null', (b) => (trackOf(b).type = null)],
+    ['podcastTrackDisplay null', (b) => (b.content.editSettings = { podcastTrackDisplay: null })],
+  ])('still refuses %s (400, nothing stored)', async (_label, spoil) => {
     const user = newUser('wrong');
-    const body = cardWith(chapter, track);
-    if ('tracks' in chapter) (body.content as any).chapters[0].tracks = null;
+    const body = cardWith({});
+    spoil(body);
     expectBadRequest(await post(user, body));
     const mine = expectStatus(await t.call('GET', '/content/mine', { token: await t.token(user, CONTENT) }), 200);
     expect(mine.body.cards).toEqual([]);

@@ -71,7 +71,7 @@ export const Content = Type.Object({
     Type.Object({
       autoOverlayLabels: Type.Optional(Type.String()),
       editKeys: Type.Optional(Type.Boolean()),
-      podcastTrackDisplay: Type.Optional(Nullable(Type.Object({ icon16x16: Type.Optional(Nullable(Type.String())) }))),
+      podcastTrackDisplay: Type.Optional(Type.Object({ icon16x16: Type.Optional(Nullable(Type.String())) })),
       podcastType: Type.Optional(Type.String()),
     }),
   ),
