@@ -30,7 +30,7 @@ export const LibraryQuery = Type.Object({
   ),
 });
 
-export const LibraryEntry = Type.Object({
+const LibraryEntry = Type.Object({
   cardId: Type.String(),
   addedAt: Timestamp,
   inFamilyLibrary: Type.Boolean({
