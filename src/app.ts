@@ -180,8 +180,9 @@ export async function buildApp(config: Readonly<Config>, opts: AppOptions = {}):
   const families = createFamilyService(store, config);
   await app.register(cardRoutes, { cards: createCardService(store, families) });
   await app.register(familyRoutes, { families });
-  await app.register(libraryRoutes, { library: createLibraryService(store, families) });
-  await app.register(groupRoutes, { groups: createGroupService(store, families, config) });
+  const groups = createGroupService(store, families, config);
+  await app.register(libraryRoutes, { library: createLibraryService(store, families, groups) });
+  await app.register(groupRoutes, { groups });
   await app.register(wishlistRoutes, {
     wishlists: createWishlistService(store),
     media: createMediaUrlSigner(config.mediaUrlTemplate, config.mediaUrlSecret),

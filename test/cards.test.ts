@@ -277,10 +277,13 @@ describe('GET /content/{cardId} and /card/{cardId}', () => {
       expect(r.body.card.content.chapters).toHaveLength(1);
     });
 
-    it("is 404 for a member's card that is not in the family's library", async () => {
-      const unshared = await createCard(t, owner, cardBody('Not shared', { availability: 'free' }));
-      expectNotFound(await read(relative, unshared.cardId));
-      expectNotFound(await read(relative, unshared.cardId, '/card'));
+    it("lets a member read every live MYO card of another member, added to the library or not, free or not", async () => {
+      const unadded = await createCard(t, owner, cardBody('Never added', { availability: 'premium' }));
+      for (const path of ['/content', '/card']) {
+        const r = expectStatus(await read(relative, unadded.cardId, path), 200);
+        expect(r.body.card).toEqual(unadded);
+      }
+      expectNotFound(await read(stranger, unadded.cardId));
     });
 
     it("is 404 for the family's members after they leave it", async () => {
@@ -301,7 +304,8 @@ describe('GET /content/{cardId} and /card/{cardId}', () => {
 
     it('is 404 for the family once the owner deleted the card, but the owner still reads it', async () => {
       const card = await createCard(t, owner, cardBody('Soon gone', { availability: 'free' }));
-      expectStatus(await addToLibrary(t, owner, card.cardId), 201);
+      // In the library by being the owner's: the add answers 200 with the record it is held by.
+      expectStatus(await addToLibrary(t, owner, card.cardId), 200);
       expectStatus(await read(relative, card.cardId), 200);
       expectStatus(await remove(owner, card.cardId), 200);
       expectNotFound(await read(relative, card.cardId));
@@ -643,21 +647,34 @@ describe('POST /content: create', () => {
     });
 
     it.each([
-      ['an http URL', 'http://cdn.example.com/a.mp3'],
-      ['an https URL', 'https://cdn.example.com/a.mp3'],
       ['a bare hash', 'abc123'],
       ['an empty string', ''],
       ['a reference without a hash', 'service:#'],
+      ['a yoto reference without a hash', 'yoto:#'],
+      ['a reference of another scheme', 'media:#abc'],
+      ['an upper-case prefix', 'YOTO:#abc'],
+      ['an ftp URL', 'ftp://cdn.example.com/a.mp3'],
+      ['a number', 12345],
+      ['null', null],
     ])('refuses %s as trackUrl of an audio track', async (_label, trackUrl) => {
       const sub = newUser('audio');
       expectBadRequest(await post(sub, oneTrack({ type: 'audio', trackUrl })));
       expect(await listMine(sub)).toEqual([]);
     });
 
-    it('refuses an http URL on the second track of the second chapter', async () => {
-      const body = richCard('Nested misuse');
-      (body.content as any).chapters[1].tracks.push({ key: '02', type: 'audio', trackUrl: 'https://x.example/a' });
-      expectBadRequest(await post(newUser('audio'), body));
+    it.each(['http://cdn.example.com/a.mp3', 'https://cdn.example.com/a.mp3', 'service:#abc', 'yoto:#abc'])(
+      'accepts %s as trackUrl of an audio track, stored as written',
+      async (trackUrl) => {
+        const r = expectStatus(await post(newUser('audio'), oneTrack({ type: 'audio', trackUrl })), 201);
+        expect(r.body.card.content.chapters[0].tracks[0].trackUrl).toBe(trackUrl);
+      },
+    );
+
+    it('accepts an https URL on the second track of the second chapter', async () => {
+      const body = richCard('Nested URL');
+      (body.content as any).chapters[1].tracks.push({ key: '02', type: 'audio', trackUrl: 'https://x.example/a.mp3' });
+      const r = expectStatus(await post(newUser('audio'), body), 201);
+      expect(r.body.card.content.chapters[1].tracks.at(-1).trackUrl).toBe('https://x.example/a.mp3');
     });
 
     it.each(['http://radio.example.com/stream', 'https://radio.example.com/live.m3u8', 'service:#abc'])(
@@ -781,9 +798,12 @@ describe('POST /content: update', () => {
       await post(sub, {
         title: 'x',
         cardId: created.cardId,
-        content: { chapters: [{ key: '01', tracks: [{ key: '01', type: 'audio', trackUrl: 'http://a.example/x' }] }] },
+        content: { chapters: [{ key: '01', tracks: [{ key: '01', type: 'audio', trackUrl: 'ftp://a.example/x' }] }] },
       }),
     );
+    expectBadRequest(await post(sub, { cardId: created.cardId, title: null }));
+    expectBadRequest(await post(sub, { cardId: created.cardId, content: null }));
+    expectBadRequest(await post(sub, { cardId: created.cardId, metadata: { description: 5 } }));
     expect(expectStatus(await read(sub, created.cardId), 200).body.card).toEqual(created);
   });
 });

@@ -24,9 +24,13 @@ beforeAll(async () => {
 });
 afterAll(() => t.close());
 
-async function library(userId: string): Promise<Array<{ cardId: string; addedAt: string; card: Record<string, any> }>> {
-  const r = expectStatus(await t.call('GET', '/card/family/library', { token: await t.token(userId, VIEW) }), 200);
-  expect(Object.keys(r.body)).toEqual(['cards']);
+type Entry = { cardId: string; addedAt: string; inFamilyLibrary: boolean; card: Record<string, any> };
+
+async function library(userId: string, query = ''): Promise<Entry[]> {
+  const r = expectStatus(await t.call('GET', `/card/family/library${query}`, { token: await t.token(userId, VIEW) }), 200);
+  expect(Object.keys(r.body)).toEqual(['cards', 'subscriptions']);
+  expect(r.body.subscriptions).toEqual([]);
+  for (const entry of r.body.cards) expect(Object.keys(entry)).toEqual(['cardId', 'addedAt', 'inFamilyLibrary', 'card']);
   return r.body.cards;
 }
 
@@ -126,34 +130,59 @@ describe('POST /card/family/library', () => {
     expect(errorCode(r)).toBe('not-found');
   });
 
-  it("answers 200 with the record for another member's MYO card the family library already holds", async () => {
+  it("answers 200 with the record it is held by for a member's MYO card, to every member, storing nothing", async () => {
     const owner = newUser('owner');
     const member = newUser('member');
-    await familyOf(t, [owner, member]);
-    const cardId = await createMyoCard(t, owner, { availability: 'free' });
-    const added = expectStatus(await addToLibrary(t, owner, cardId), 201).body.record;
-    // The interface's rule 4: a card already in the family's library gives 200 with the record.
-    const again = expectStatus(await addToLibrary(t, member, cardId), 200);
-    expect(again.body).toEqual({ record: added });
-    expect((await library(member)).map((c) => c.cardId)).toEqual([cardId]);
+    const familyId = await familyOf(t, [owner, member]);
+    const cardId = await createMyoCard(t, owner);
+    const created = expectStatus(
+      await t.call('GET', `/content/${cardId}`, { token: await t.token(owner, 'user:content:view') }),
+      200,
+    ).body.card;
+    const byOwner = expectStatus(await addToLibrary(t, owner, cardId), 200);
+    expect(byOwner.body).toEqual({
+      record: {
+        _id: expect.stringMatching(/^[0-9a-f]{24}$/),
+        cardId,
+        createdAt: created.createdAt,
+        familyId,
+        provenanceId: owner,
+        reason: 'USER_ADD',
+        updatedAt: created.createdAt,
+      },
+    });
+    // The same record at every call, whoever of the family asks.
+    expect(expectStatus(await addToLibrary(t, member, cardId), 200).body).toEqual(byOwner.body);
+    expect(expectStatus(await addToLibrary(t, owner, cardId), 200).body).toEqual(byOwner.body);
+    // Nothing was added: no history event, and the card is listed as the member's own.
+    const history = expectStatus(
+      await t.call('GET', '/user/family?showhistory=true', { token: await t.token(owner, '') }),
+      200,
+    ).body.family.history;
+    expect(history.filter((e: any) => e.type === 'card-added')).toEqual([]);
+    expect((await library(member)).map((c) => [c.cardId, c.inFamilyLibrary])).toEqual([[cardId, false]]);
   });
 
-  it("still answers 404 for another member's MYO card the family library does not hold", async () => {
+  it("answers 404 for a MYO card of someone outside the family, free or not, and adds nothing", async () => {
     const owner = newUser('owner');
-    const member = newUser('member');
-    await familyOf(t, [owner, member]);
-    const cardId = await createMyoCard(t, owner, { availability: 'free' });
-    const r = await addToLibrary(t, member, cardId);
-    expect(r.status).toBe(404);
-    expect(errorCode(r)).toBe('not-found');
+    const outsider = newUser('outsider');
+    await familyOf(t, [owner]);
+    await familyOf(t, [outsider]);
+    for (const extra of [{}, { availability: 'free' }, { clubAvailability: [{ store: 'us' }] }]) {
+      const cardId = await createMyoCard(t, owner, extra);
+      const r = await addToLibrary(t, outsider, cardId);
+      expect(r.status).toBe(404);
+      expect(errorCode(r)).toBe('not-found');
+    }
+    expect(await library(outsider)).toEqual([]);
   });
 
-  it('answers 400 card-not-eligible for an own MYO card that is neither free nor in the club', async () => {
+  it('answers 200 for an own MYO card that is neither free nor in the club: it is in the library already', async () => {
     const owner = newUser('owner');
     const cardId = await createMyoCard(t, owner);
-    const r = await addToLibrary(t, owner, cardId);
-    expect(r.status).toBe(400);
-    expect(errorCode(r)).toBe('card-not-eligible');
+    const r = expectStatus(await addToLibrary(t, owner, cardId), 200);
+    expect(r.body.record.cardId).toBe(cardId);
+    expect(r.body.record.familyId).toBe(await familyIdOf(t, owner));
   });
 
   it('answers 404 for an own MYO card once it is deleted', async () => {
@@ -168,11 +197,11 @@ describe('POST /card/family/library', () => {
     expect(errorCode(r)).toBe('not-found');
   });
 
-  it('adds an own MYO card marked free: 201', async () => {
+  it('answers 200 for an own MYO card marked free, which the library lists once, as family content', async () => {
     const owner = newUser('owner');
     const cardId = await createMyoCard(t, owner, { availability: 'free' });
-    expectStatus(await addToLibrary(t, owner, cardId), 201);
-    expect((await library(owner)).map((c) => c.cardId)).toEqual([cardId]);
+    expectStatus(await addToLibrary(t, owner, cardId), 200);
+    expect((await library(owner)).map((c) => [c.cardId, c.inFamilyLibrary])).toEqual([[cardId, false]]);
   });
 
   it.each([
@@ -280,7 +309,7 @@ describe('GET /card/family/library', () => {
     expect(cards.map((c) => c.cardId)).toEqual([free, club]);
     expect(cards.map((c) => c.addedAt)).toEqual([r1.createdAt, r2.createdAt]);
     for (const entry of cards) {
-      expect(Object.keys(entry).sort()).toEqual(['addedAt', 'card', 'cardId']);
+      expect(entry.inFamilyLibrary).toBe(true);
       expect(entry.addedAt).toMatch(ISO_MS);
       expect(entry.card.cardId).toBe(entry.cardId);
       expect(entry.card.content).toBeTypeOf('object');
@@ -360,6 +389,7 @@ describe('GET /card/family/library', () => {
   it('drops a card its owner deleted', async () => {
     const owner = newUser('owner');
     const cardId = await createMyoCard(t, owner, { availability: 'free' });
+    await sleep(3);
     const other = await putCatalogueCard(t, 'free');
     await mustAdd(t, owner, cardId);
     await mustAdd(t, owner, other);

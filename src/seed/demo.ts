@@ -91,8 +91,8 @@ const myoCards: CardInput[] = [
 export async function seedDemo(store: Store, config: Readonly<Config>, log: (line: string) => void): Promise<void> {
   const families = createFamilyService(store, config);
   const cards = createCardService(store, families);
-  const library = createLibraryService(store, families);
   const groups = createGroupService(store, families, config);
+  const library = createLibraryService(store, families, groups);
 
   for (const { cardId, ...card } of catalogue) {
     await cards.adminPut(cardId, {

@@ -17,3 +17,9 @@ export function withRaw(fields: Record<string, unknown>, raw: Record<string, str
 
 /** `{"<key>": <raw>}` */
 export const wrapRaw = (key: string, raw: string): RawJson => `{${JSON.stringify(key)}:${raw}}` as RawJson;
+
+/** `{"<key>": <raw>, ...}`: an object whose members are all JSON text already. */
+export const rawObject = (members: Record<string, string>): RawJson =>
+  `{${Object.entries(members)
+    .map(([key, raw]) => `${JSON.stringify(key)}:${raw}`)
+    .join(',')}}` as RawJson;

@@ -77,8 +77,18 @@ export async function createTestDatabase(dialect: TestDialect = testDialect()): 
     async drop() {
       if (dropped) return;
       dropped = true;
-      // `force` ends connections a crashed or unclosed app left behind.
-      await withAdmin(admin, (client) => client.query(`drop database if exists "${name}" with (force)`));
+      // `force` ends connections a crashed or unclosed app left behind. It cannot end a server
+      // process of a role ours is not a member of (an autovacuum worker, after a test that
+      // wrote a lot): that one ends by itself shortly, so the drop is tried again.
+      for (let attempt = 1; ; attempt++) {
+        try {
+          await withAdmin(admin, (client) => client.query(`drop database if exists "${name}" with (force)`));
+          return;
+        } catch (err) {
+          if ((err as { code?: string }).code !== '42501' || attempt >= 10) throw err;
+          await new Promise((resolve) => setTimeout(resolve, 200 * attempt));
+        }
+      }
     },
   };
 }

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import {
   buildCardDoc,
-  findStreamUrlMisuse,
+  mergeUpdate,
   slugify,
   summaryOf,
   type GeneratedCardFields,
@@ -159,51 +159,44 @@ describe('summaryOf', () => {
   });
 });
 
-describe('findStreamUrlMisuse', () => {
-  const track = (type: string | undefined, trackUrl: unknown) => ({ key: '01', type, trackUrl });
+describe('mergeUpdate', () => {
+  const stored = buildCardDoc(
+    {
+      title: 'Stored',
+      availability: 'free',
+      metadata: { author: 'A', description: 'kept?' },
+      content: { activity: 'service_Player', version: '1', chapters: [{ key: '01', tracks: [] }] },
+      extra: { a: 1 },
+    },
+    GEN,
+  );
 
-  it('accepts media references on every kind of track', () => {
-    expect(findStreamUrlMisuse(doc({ chapters: [{ key: '01', tracks: [track('audio', 'service:#a'), track('stream', 'service:#b')] }] }))).toBeUndefined();
+  it('keeps every top-level field left out', () => {
+    const merged = mergeUpdate(stored, { title: 'New' });
+    expect(merged).toEqual({ ...stored, title: 'New' });
   });
 
-  it('accepts http(s) URLs on stream tracks', () => {
-    expect(
-      findStreamUrlMisuse(doc({ chapters: [{ key: '01', tracks: [track('stream', 'http://r.example/a'), track('stream', 'https://r.example/b')] }] })),
-    ).toBeUndefined();
+  it('replaces a top-level field sent, whole (no deep merge of metadata)', () => {
+    const merged = mergeUpdate(stored, { metadata: { author: 'B' } });
+    expect(merged.metadata).toEqual({ author: 'B' });
+    expect(merged.content).toEqual(stored.content);
   });
 
-  it('names the first audio track that points at a URL', () => {
-    const d = doc({
-      chapters: [
-        { key: '01', tracks: [track('audio', 'service:#ok')] },
-        { key: '02', tracks: [track('stream', 'https://ok.example'), track('audio', 'https://bad.example/x.mp3'), track('audio', 'http://also.bad')] },
-      ],
-    });
-    const message = findStreamUrlMisuse(d);
-    expect(message).toBeDefined();
-    expect(message).toContain('content.chapters[1].tracks[1].trackUrl');
+  it('stores a field sent as null as null', () => {
+    expect(mergeUpdate(stored, { extra: null }).extra).toBeNull();
   });
 
-  it('refuses a URL on a track without a type', () => {
-    expect(findStreamUrlMisuse(doc({ chapters: [{ key: '01', tracks: [track(undefined, 'https://x.example')] }] }))).toContain(
-      'content.chapters[0].tracks[0]',
-    );
+  it('keeps the stored chapters when the content sent has none (the list form)', () => {
+    const merged = mergeUpdate(stored, { content: { activity: 'other', version: 2 } });
+    expect(merged.content).toEqual({ activity: 'other', version: 2, chapters: [{ key: '01', tracks: [] }] });
   });
 
-  it('refuses anything that is not a media reference on an audio track', () => {
-    for (const url of ['abc', '', 'SERVICE:#a', 'service:a', 'ftp://x']) {
-      expect(findStreamUrlMisuse(doc({ chapters: [{ key: '01', tracks: [track('audio', url)] }] })), url).toBeDefined();
-    }
+  it('replaces the chapters when the content sent has them, an empty list included', () => {
+    expect((mergeUpdate(stored, { content: { chapters: [] } }).content as any).chapters).toEqual([]);
   });
 
-  it('has nothing to say about cards without chapters or tracks', () => {
-    expect(findStreamUrlMisuse(doc({}))).toBeUndefined();
-    expect(findStreamUrlMisuse(doc({ chapters: [] }))).toBeUndefined();
-    expect(findStreamUrlMisuse(doc({ chapters: [{ key: '01' }] }))).toBeUndefined();
-    expect(findStreamUrlMisuse(doc({ chapters: [{ key: '01', tracks: [] }] }))).toBeUndefined();
-  });
-
-  it('ignores a track without a trackUrl (the schema requires it)', () => {
-    expect(findStreamUrlMisuse(doc({ chapters: [{ key: '01', tracks: [{ key: '01', type: 'audio' }] }] }))).toBeUndefined();
+  it('ignores the generated fields sent', () => {
+    const merged = mergeUpdate(stored, { cardId: 'zzzzz', createdAt: 'x', deleted: true, userId: 'auth0|x' });
+    expect(merged).toEqual(stored);
   });
 });

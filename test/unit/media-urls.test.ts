@@ -39,6 +39,22 @@ describe('createMediaUrlSigner', () => {
     expect(out.key).toMatch(/^https:\/\/media\.example\/x4\.aac\?/);
   });
 
+  it('signs yoto:#<hash> exactly like service:#<hash>: both name the same media', () => {
+    expect(signer.sign('yoto:#abc123', NOW)).toBe(signer.sign('service:#abc123', NOW));
+    const json = JSON.stringify({ content: [{ item: 'yoto:#y1', icon: 'service:#y1', other: 'yoto:#', x: 'yoto:y1' }] }) as RawJson;
+    const out = JSON.parse(signer.signAll(json, NOW));
+    expect(out.content[0].item).toMatch(/^https:\/\/media\.example\/y1\.aac\?expires=/);
+    expect(out.content[0].item).toBe(out.content[0].icon);
+    expect(out.content[0].other).toBe('yoto:#');
+    expect(out.content[0].x).toBe('yoto:y1');
+  });
+
+  it('refuses to sign what is not a media reference', () => {
+    for (const ref of ['abc', 'yoto:#', 'YOTO:#a', 'yoto:#a b', 'https://x.example/a']) {
+      expect(() => signer.sign(ref, NOW), ref).toThrow();
+    }
+  });
+
   it('returns JSON without media references untouched', () => {
     const json = '{"content":[{"item":"abcde","note":"é \\"q\\""}]}' as RawJson;
     expect(signer.signAll(json, NOW)).toBe(json);

@@ -48,6 +48,24 @@ export function buildCardDoc(input: Record<string, unknown>, generated: Generate
   };
 }
 
+/**
+ * What an update (`POST /content` with a `cardId`) writes: the stored card with the top-level
+ * fields the client sent put over it; fields left out keep their stored values, and a field sent
+ * as `null` is stored as `null`. A `content` sent without `chapters` (the list form leaves them
+ * out, so a card read from a list and sent back carries none) keeps the stored chapters.
+ */
+export function mergeUpdate(stored: CardDoc, sent: Record<string, unknown>): Record<string, unknown> {
+  const merged: Record<string, unknown> = { ...stored };
+  for (const [key, value] of Object.entries(sent)) {
+    if (value !== undefined && !GENERATED.has(key)) merged[key] = value;
+  }
+  const content = sent.content as Record<string, unknown> | undefined;
+  if (content !== undefined && !('chapters' in content) && 'chapters' in stored.content) {
+    merged.content = { ...content, chapters: stored.content.chapters };
+  }
+  return merged;
+}
+
 /** The list form: the card without `content.chapters`. */
 export function summaryOf(doc: CardDoc): Record<string, unknown> {
   const { chapters: _chapters, ...content } = doc.content;
@@ -78,19 +96,4 @@ export function cardRow(doc: CardDoc, origin: 'myo' | 'catalogue'): NewCardRow {
     doc: JSON.stringify(doc),
     summary: JSON.stringify(summaryOf(doc)),
   };
-}
-
-/** `stream` tracks may point at http(s) URLs; every other track needs a media reference. */
-export function findStreamUrlMisuse(doc: CardDoc): string | undefined {
-  const chapters = doc.content.chapters;
-  if (!Array.isArray(chapters)) return undefined;
-  for (const [ci, chapter] of chapters.entries()) {
-    for (const [ti, track] of ((chapter as { tracks?: unknown[] }).tracks ?? []).entries()) {
-      const t = track as { type?: string; trackUrl?: string };
-      if (t.type !== 'stream' && typeof t.trackUrl === 'string' && !t.trackUrl.startsWith('service:#')) {
-        return `content.chapters[${ci}].tracks[${ti}].trackUrl must be a media reference (service:#<hash>) unless the track's type is 'stream'`;
-      }
-    }
-  }
-  return undefined;
 }

@@ -19,18 +19,6 @@ export async function findCard(db: Db, cardId: string): Promise<CardRow | undefi
   return db.selectFrom('cards').selectAll().where('card_id', '=', cardId).executeTakeFirst();
 }
 
-/** Full documents of the given cards that are not deleted, keyed by id (one query). */
-export async function findLiveDocs(db: Db, cardIds: readonly string[]): Promise<Map<string, string>> {
-  if (cardIds.length === 0) return new Map();
-  const rows = await db
-    .selectFrom('cards')
-    .select(['card_id', 'doc'])
-    .where('card_id', 'in', [...new Set(cardIds)])
-    .where('deleted', '=', 0)
-    .execute();
-  return new Map(rows.map((r) => [r.card_id, r.doc]));
-}
-
 /** Inserts a card; false when the id is taken. */
 export async function insertCard(db: Db, row: NewCardRow): Promise<boolean> {
   const result = await db

@@ -57,7 +57,7 @@ export async function cardRoutes(app: App, opts: { cards: CardService }): Promis
       tags: ['cards'],
       summary: 'Create a MYO card, or update one of yours (with its cardId)',
       description:
-        'Without `cardId`: creates a card owned by the caller (201). With the `cardId` of one of the caller\'s cards: replaces its content (200). Generated fields sent back are ignored.',
+        'Without `cardId`: creates a card owned by the caller (201; `title` required). With the `cardId` of one of the caller\'s cards: updates the top-level fields sent, the others keep their values (200). Generated fields sent back are ignored.',
       security: [{ bearer: [] }],
       body: CardInput,
       response: { 200: CardEnvelope, 201: CardEnvelope, ...authErrors, 404: ErrorRef },

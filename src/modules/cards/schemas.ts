@@ -1,5 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { Nullable, Timestamp } from '../../shared/schemas.js';
+import { MEDIA_REF_PATTERN, MEDIA_REF_SOURCE } from './media-ref.js';
 
 /**
  * The card, as the interface describes it. Objects accept fields beyond the ones described
@@ -9,16 +10,19 @@ import { Nullable, Timestamp } from '../../shared/schemas.js';
 
 export const CATEGORIES = ['', 'none', 'stories', 'music', 'radio', 'podcast', 'sfx', 'activities', 'alarms'] as const;
 
-/** A media reference, `service:#<content hash>`. */
-export const MEDIA_REF_PATTERN = '^service:#[^\\s#]+$';
-export const MediaRef = Type.String({ pattern: MEDIA_REF_PATTERN, examples: ['service:#4fKZ3nQ9'] });
-/** A track's source: a media reference, or (for `stream` tracks only) an http(s) URL. */
+/** A media reference, `service:#<hash>` or `yoto:#<hash>` (media-ref.ts). */
+export const MediaRef = Type.String({ pattern: MEDIA_REF_PATTERN, examples: ['yoto:#4fKZ3nQ9', 'service:#4fKZ3nQ9'] });
+/** A track's source, whatever the track's type: a media reference or an absolute http(s) URL. */
 const TrackUrl = Type.String({
-  pattern: '^(service:#[^\\s#]+|https?://[^\\s]+)$',
-  description: '`service:#<hash>`, or an absolute http(s) URL for `stream` tracks',
+  pattern: `^(?:${MEDIA_REF_SOURCE}|https?://[^\\s]+)$`,
+  description: '`yoto:#<hash>` or `service:#<hash>`, or an absolute http(s) URL',
 });
 
-const Display = Type.Object({ icon16x16: Type.Optional(MediaRef) });
+/**
+ * A chapter's or track's `display`. The public service returns `"display": null` and
+ * `"icon16x16": null` in its own examples, so both are accepted as `null` and stored as sent.
+ */
+const Display = Nullable(Type.Object({ icon16x16: Type.Optional(Nullable(MediaRef)) }));
 
 export const Track = Type.Object({
   key: Type.String(),
@@ -67,13 +71,14 @@ export const Content = Type.Object({
     Type.Object({
       autoOverlayLabels: Type.Optional(Type.String()),
       editKeys: Type.Optional(Type.Boolean()),
-      podcastTrackDisplay: Type.Optional(Type.Object({ icon16x16: Type.Optional(Type.String()) })),
+      podcastTrackDisplay: Type.Optional(Type.Object({ icon16x16: Type.Optional(Nullable(Type.String())) })),
       podcastType: Type.Optional(Type.String()),
     }),
   ),
   hidden: Type.Optional(Type.Boolean()),
   restricted: Type.Optional(Type.Boolean()),
-  version: Type.Optional(Type.String()),
+  /** A string in the interface's samples, a number in the public service's create example. */
+  version: Type.Optional(Type.Union([Type.String(), Type.Number()])),
 });
 
 export const Metadata = Type.Object({
@@ -121,14 +126,15 @@ const writableFields = {
 };
 
 /**
- * `POST /content`. Without `cardId` it creates a card; with the id of one of the caller's cards
- * it replaces that card's content. The fields the server generates may be sent back as they
- * were read, of any value: they are ignored.
+ * `POST /content`. Without `cardId` it creates a card (then `title` is required); with the id of
+ * one of the caller's cards it updates the top-level fields sent. The fields the server
+ * generates may be sent back as they were read, of any value: they are ignored.
  */
 export const CardInput = Type.Object(
   {
     cardId: Type.Optional(Nullable(Type.String({ maxLength: 128 }))),
     ...writableFields,
+    title: Type.Optional(writableFields.title),
     createdAt: Type.Optional(Type.Unknown()),
     updatedAt: Type.Optional(Type.Unknown()),
     userId: Type.Optional(Type.Unknown()),

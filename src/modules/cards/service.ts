@@ -1,12 +1,11 @@
 import type { Store } from '../../db/dialect.js';
-import type { CardRow } from '../../db/database.js';
 import { now } from '../../shared/clock.js';
 import { AppError, badRequest, notFound } from '../../shared/errors.js';
 import { newCardId } from '../../shared/ids.js';
 import { asRawJson, rawArray, wrapRaw, type RawJson } from '../../shared/raw-json.js';
 import type { FamilyService } from '../families/service.js';
-import { holdsCard } from '../library/repository.js';
-import { buildCardDoc, cardRow, findStreamUrlMisuse } from './card-document.js';
+import { mayReadCard } from './access.js';
+import { buildCardDoc, cardRow, mergeUpdate } from './card-document.js';
 import * as repo from './repository.js';
 import type { AdminCardInput, CardDoc, CardInput } from './schemas.js';
 
@@ -15,7 +14,10 @@ export interface CardService {
   listMine(userId: string, showDeleted: boolean): Promise<RawJson>;
   /** `{"card": ...}` with chapters, if the caller may read it; otherwise not-found. */
   read(userId: string, cardId: string): Promise<RawJson>;
-  /** Creates (no cardId) or updates (the caller's cardId) a MYO card. */
+  /**
+   * Creates (no cardId) or updates (the caller's cardId) a MYO card; an update changes the
+   * top-level fields sent, the others keep their values (card-document.ts, mergeUpdate).
+   */
   save(userId: string, input: CardInput): Promise<{ created: boolean; card: RawJson }>;
   /** Soft-deletes one of the caller's MYO cards. */
   remove(userId: string, cardId: string): Promise<void>;
@@ -28,25 +30,10 @@ const MAX_ID_ATTEMPTS = 8;
 export function createCardService(store: Store, families: FamilyService): CardService {
   const { db } = store;
 
-  /** Who may read a card (DECISIONS.md, "Cards"); every refusal looks like a missing card. */
-  async function mayRead(userId: string, card: CardRow): Promise<boolean> {
-    if (card.user_id === userId) return true;
-    if (card.deleted === 1) return false;
-    if (card.origin === 'catalogue' && card.is_free === 1) return true;
-    const familyId = await families.findFamilyId(userId);
-    return familyId !== undefined && (await holdsCard(db, familyId, card.card_id));
-  }
-
-  function checkTracks(doc: CardDoc): void {
-    const misuse = findStreamUrlMisuse(doc);
-    if (misuse) throw badRequest(misuse);
-  }
-
   async function create(userId: string, input: CardInput): Promise<RawJson> {
     const at = now();
     for (let attempt = 0; attempt < MAX_ID_ATTEMPTS; attempt++) {
       const doc = buildCardDoc(input, { cardId: newCardId(), userId, createdAt: at, updatedAt: at, deleted: false });
-      checkTracks(doc);
       const row = cardRow(doc, 'myo');
       // 62^5 ids: a collision is rare, and the primary key catches it; then draw again.
       if (await repo.insertCard(db, row)) return asRawJson(row.doc);
@@ -61,12 +48,14 @@ export function createCardService(store: Store, families: FamilyService): CardSe
 
     async read(userId, cardId) {
       const card = await repo.findCard(db, cardId);
-      if (!card || !(await mayRead(userId, card))) throw notFound(`card ${cardId}`);
+      if (!card || !(await mayReadCard(store, families, userId, card))) throw notFound(`card ${cardId}`);
       return wrapRaw('card', card.doc);
     },
 
     async save(userId, input) {
       if (input.cardId === undefined || input.cardId === null || input.cardId === '') {
+        // Only an update may leave the title out (it keeps the stored one).
+        if (input.title === undefined) throw badRequest("body must have required property 'title'");
         return { created: true, card: wrapRaw('card', await create(userId, input)) };
       }
       const cardId = input.cardId;
@@ -74,14 +63,13 @@ export function createCardService(store: Store, families: FamilyService): CardSe
         const card = await repo.findCard(trx, cardId);
         if (!card || card.origin !== 'myo' || card.user_id !== userId) throw notFound(`card ${cardId}`);
         if (card.deleted === 1) throw badRequest(`card ${cardId} is deleted and cannot be updated`);
-        const doc = buildCardDoc(input, {
+        const doc = buildCardDoc(mergeUpdate(JSON.parse(card.doc) as CardDoc, input), {
           cardId,
           userId,
           createdAt: card.created_at,
           updatedAt: now(),
           deleted: false,
         });
-        checkTracks(doc);
         const row = cardRow(doc, 'myo');
         await repo.updateCard(trx, cardId, row);
         return { created: false, card: wrapRaw('card', row.doc) };
@@ -113,7 +101,6 @@ export function createCardService(store: Store, families: FamilyService): CardSe
           updatedAt: at,
           deleted: input.deleted ?? false,
         });
-        checkTracks(doc);
         const row = cardRow(doc, 'catalogue');
         if (existing) await repo.updateCard(trx, cardId, row);
         else await repo.insertCard(trx, row);

@@ -6,9 +6,8 @@ import { now } from '../../shared/clock.js';
 import { AppError, notFound } from '../../shared/errors.js';
 import { newHexId } from '../../shared/ids.js';
 import { rawArray, withRaw, type RawJson } from '../../shared/raw-json.js';
-import { findLiveDocs } from '../cards/repository.js';
 import type { FamilyService } from '../families/service.js';
-import { heldCardDocs } from '../library/repository.js';
+import { heldCards } from '../library/holdings.js';
 import * as repo from './repository.js';
 import {
   cleanGroupItems,
@@ -26,6 +25,11 @@ export interface GroupService {
   get(userId: string, groupId: string): Promise<RawJson>;
   update(userId: string, groupId: string, body: UpdateGroupBody): Promise<RawJson>;
   remove(userId: string, groupId: string): Promise<{ id: string }>;
+  /**
+   * The family's groups as the library listing shows them with `view=groups`: `cards` empty (as
+   * in the public service), `items` those of the cards in `held` (what the library holds).
+   */
+  outlines(familyId: string, held: ReadonlySet<string>): Promise<RawJson>;
 }
 
 export function createGroupService(
@@ -34,8 +38,15 @@ export function createGroupService(
   config: Pick<Config, 'groupImageUrlTemplate'>,
 ): GroupService {
   const { db, dialect } = store;
+  type Db = typeof db | Transaction<Database>;
 
   const imageUrl = (imageId: string): string => groupImageUrl(config.groupImageUrlTemplate, imageId);
+
+  /** Documents of the given cards that the family library holds, by card id (one query). */
+  async function heldDocs(from: Db, familyId: string, cardIds: readonly string[]): Promise<Map<string, string>> {
+    const held = await heldCards(from, familyId, { cardIds, form: 'doc' });
+    return new Map(held.map((c) => [c.cardId, c.json]));
+  }
 
   /**
    * The group criteria for items (rules.ts), against what the family library holds now; with
@@ -48,33 +59,45 @@ export function createGroupService(
     previous: Item[],
     at: string,
   ): Promise<{ items: Item[]; docs: Map<string, string> }> {
-    const docs = await heldCardDocs(trx, familyId, items.map((i) => i.contentId));
+    const docs = await heldDocs(trx, familyId, items.map((i) => i.contentId));
     return { items: cleanGroupItems(items, docs, previous, at), docs };
   }
 
   /**
-   * The groups as JSON, each with the full cards of its items: from `known` documents when the
-   * caller has them, else from one card query for all groups.
+   * A group as JSON, its stored `items` those `held` has; `cards` the document of each, in item
+   * order (or `[]`).
+   */
+  function renderRow(row: GroupRow, stored: Item[], held: ReadonlyMap<string, string>, withCards: boolean): RawJson {
+    const { items, cards } = visibleItems(stored, held);
+    return withRaw(
+      {
+        id: row.group_id,
+        familyId: row.family_id,
+        name: row.name,
+        imageId: row.image_id,
+        imageUrl: imageUrl(row.image_id),
+        items,
+        createdAt: row.created_at,
+        lastModifiedAt: row.last_modified_at,
+      },
+      { cards: withCards ? rawArray(cards) : '[]' },
+    );
+  }
+
+  /**
+   * The groups of one family as JSON, each with the full cards of its items that the family
+   * library holds: from `known` documents when the caller has them, else from one query for all
+   * groups. An item whose card the library no longer holds (deleted, or its owner left the
+   * family) is not shown; it stays stored, and shows again if the card comes back.
    */
   async function render(rows: GroupRow[], known?: Map<string, string>): Promise<RawJson[]> {
+    const [first] = rows;
+    if (!first) return [];
     const parsed = rows.map((row) => ({ row, items: JSON.parse(row.items) as Item[] }));
-    const docs = known ?? (await findLiveDocs(db, parsed.flatMap((g) => g.items.map((i) => i.contentId))));
-    return parsed.map(({ row, items: stored }) => {
-      const { items, cards } = visibleItems(stored, docs);
-      return withRaw(
-        {
-          id: row.group_id,
-          familyId: row.family_id,
-          name: row.name,
-          imageId: row.image_id,
-          imageUrl: imageUrl(row.image_id),
-          items,
-          createdAt: row.created_at,
-          lastModifiedAt: row.last_modified_at,
-        },
-        { cards: rawArray(cards) },
-      );
-    });
+    const docs =
+      known ??
+      (await heldDocs(db, first.family_id, parsed.flatMap((g) => g.items.map((i) => i.contentId))));
+    return parsed.map(({ row, items }) => renderRow(row, items, docs, true));
   }
 
   async function renderOne(row: GroupRow, known?: Map<string, string>): Promise<RawJson> {
@@ -162,6 +185,12 @@ export function createGroupService(
         await families.recordEvent(trx, familyId, 'group-deleted', now(), { groupId });
       });
       return { id: groupId };
+    },
+
+    async outlines(familyId, held) {
+      const present = new Map([...held].map((cardId) => [cardId, '']));
+      const rows = await repo.listGroups(db, familyId);
+      return rawArray(rows.map((row) => renderRow(row, JSON.parse(row.items) as Item[], present, false)));
     },
   };
 }

@@ -1,7 +1,8 @@
 import { SCOPES } from '../../auth/scopes.js';
 import { sendRaw, type App } from '../../shared/http.js';
 import { ErrorRef, authErrors } from '../../shared/schemas.js';
-import { AddToLibraryBody, LibraryList, RecordEnvelope } from './schemas.js';
+import { isOn } from '../../shared/query-flags.js';
+import { AddToLibraryBody, LibraryList, LibraryQuery, RecordEnvelope } from './schemas.js';
 import type { LibraryService } from './service.js';
 
 export async function libraryRoutes(app: App, opts: { library: LibraryService }): Promise<void> {
@@ -13,7 +14,7 @@ export async function libraryRoutes(app: App, opts: { library: LibraryService })
       tags: ['library'],
       summary: "Add a card to the caller's family library",
       description:
-        'Only free cards and cards in the club subscription can be added (400 `card-not-eligible` otherwise). 201 with a new record, or 200 with the record the library already had.',
+        'Only free cards and cards in the club subscription can be added (400 `card-not-eligible` otherwise). 201 with a new record, or 200 with the record the library already had; a family member\'s MYO card is in the library already (200, with the record it is held by).',
       security: [{ bearer: [] }],
       body: AddToLibraryBody,
       response: { 200: RecordEnvelope, 201: RecordEnvelope, ...authErrors, 404: ErrorRef },
@@ -28,10 +29,21 @@ export async function libraryRoutes(app: App, opts: { library: LibraryService })
     config: { auth: SCOPES.libraryView },
     schema: {
       tags: ['library'],
-      summary: "The caller's family library, in the order cards were added",
+      summary: "The caller's family library, in the order cards entered it",
+      description:
+        'The cards added to the library (`inFamilyLibrary: true`) and every live MYO card of the family\'s members (`inFamilyLibrary: false`). `showdeleted=true` adds the records whose card was deleted; `view=groups` adds the groups, each with `cards: []`.',
       security: [{ bearer: [] }],
+      querystring: LibraryQuery,
       response: { 200: LibraryList, ...authErrors },
     },
-    handler: async (req, reply) => sendRaw(reply, 200, await library.list(req.principal.userId)),
+    handler: async (req, reply) =>
+      sendRaw(
+        reply,
+        200,
+        await library.list(req.principal.userId, {
+          showDeleted: isOn(req.query.showdeleted),
+          withGroups: req.query.view === 'groups',
+        }),
+      ),
   });
 }

@@ -3,33 +3,45 @@ import type { LibraryRecordRow } from '../../db/database.js';
 import type { Store } from '../../db/dialect.js';
 import { now } from '../../shared/clock.js';
 import { AppError, notFound } from '../../shared/errors.js';
-import { rawArray, withRaw, wrapRaw, type RawJson } from '../../shared/raw-json.js';
+import { rawArray, rawObject, withRaw, type RawJson } from '../../shared/raw-json.js';
+import { mayReadCard } from '../cards/access.js';
 import { findCard } from '../cards/repository.js';
 import type { FamilyService } from '../families/service.js';
+import type { GroupService } from '../groups/service.js';
+import { heldCards } from './holdings.js';
 import * as repo from './repository.js';
-import { addability, newLibraryRecord } from './rules.js';
+import { addability, familyContentRecord, newLibraryRecord } from './rules.js';
 import type { LibraryRecord } from './schemas.js';
 
 type RecordView = Static<typeof LibraryRecord>;
 
+export interface LibraryListOptions {
+  /** `showdeleted=true`: also the records whose card was deleted. */
+  showDeleted: boolean;
+  /** `view=groups`: also the family's groups, each with `cards: []`. */
+  withGroups: boolean;
+}
+
 export interface LibraryService {
   /** Adds a card to the caller's family library; `created` is false when it was there already. */
   add(userId: string, cardId: string): Promise<{ created: boolean; record: RecordView }>;
-  /** `{"cards": [{cardId, addedAt, card}]}` for the caller's family. */
-  list(userId: string): Promise<RawJson>;
+  /** `{"cards": [{cardId, addedAt, inFamilyLibrary, card}], "subscriptions": []}` for the caller's family. */
+  list(userId: string, opts: LibraryListOptions): Promise<RawJson>;
 }
 
-export function createLibraryService(store: Store, families: FamilyService): LibraryService {
+export function createLibraryService(
+  store: Store,
+  families: FamilyService,
+  groups: Pick<GroupService, 'outlines'>,
+): LibraryService {
   const { db } = store;
   return {
     async add(userId, cardId) {
       const card = await findCard(db, cardId);
-      // Only another user's MYO card needs to know whether the family holds it (rules.ts).
-      const othersMyo = card?.origin === 'myo' && card.user_id !== userId;
-      const familyOfCaller = othersMyo ? await families.findFamilyId(userId) : undefined;
-      const held = familyOfCaller !== undefined && (await repo.holdsCard(db, familyOfCaller, cardId));
-      const verdict = addability(card, userId, held);
-      // Another user's MYO card answers like a missing one: its existence is not revealed.
+      // Only a MYO card needs to know whether the caller may read it (rules.ts).
+      const readable =
+        card?.origin === 'myo' && card.deleted === 0 && (await mayReadCard(store, families, userId, card));
+      const verdict = addability(card, readable);
       if (verdict === 'not-found') throw notFound(`card ${cardId}`);
       if (verdict === 'not-eligible') {
         throw new AppError(
@@ -38,6 +50,9 @@ export function createLibraryService(store: Store, families: FamilyService): Lib
         );
       }
       const familyId = await families.ensureFamilyId(userId);
+      if (verdict === 'held-as-family-content' && card) {
+        return { created: false, record: recordView(familyContentRecord(familyId, card)) };
+      }
       // A card already there (the common repeat) is answered from a read, without taking the
       // write lock; the transaction below settles the race between first adds.
       const present = await repo.findRecord(db, familyId, cardId);
@@ -56,13 +71,24 @@ export function createLibraryService(store: Store, families: FamilyService): Lib
       });
     },
 
-    async list(userId) {
-      const familyId = await families.findFamilyId(userId);
-      const rows = familyId ? await repo.listWithSummaries(db, familyId) : [];
-      return wrapRaw(
-        'cards',
-        rawArray(rows.map((r) => withRaw({ cardId: r.card_id, addedAt: r.created_at }, { card: r.summary }))),
+    async list(userId, { showDeleted, withGroups }) {
+      // The caller's own MYO cards are in their library even before they join a family.
+      const familyId = await families.ensureFamilyId(userId);
+      const held = await heldCards(db, familyId, { form: 'summary', includeDeleted: showDeleted });
+      const cards = rawArray(
+        held.map((c) =>
+          withRaw({ cardId: c.cardId, addedAt: c.addedAt, inFamilyLibrary: c.inFamilyLibrary }, { card: c.json }),
+        ),
       );
+      const members: Record<string, string> = { cards };
+      if (withGroups) {
+        // A record shown only because of showdeleted is not held: its items stay hidden.
+        const live = new Set(held.filter((c) => !c.deleted).map((c) => c.cardId));
+        members.groups = await groups.outlines(familyId, live);
+      }
+      // Cardshelf sells no subscriptions; the public service answers `[]` for "none".
+      members.subscriptions = '[]';
+      return rawObject(members);
     },
   };
 }

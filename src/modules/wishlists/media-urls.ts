@@ -1,21 +1,18 @@
 import { createHmac, randomBytes } from 'node:crypto';
 import type { RawJson } from '../../shared/raw-json.js';
-import { MEDIA_REF_PATTERN } from '../cards/schemas.js';
+import { mayHoldMediaRef, mediaRefHash } from '../cards/media-ref.js';
 
 /**
  * Signed media URLs (DECISIONS.md, "Wishlists"): unless `format=raw` is asked for, the media
- * references (`service:#<hash>`) in an answer become signed, expiring access URLs. What is
- * stored, and measured by the size rule, keeps the references.
+ * references (`service:#<hash>` and `yoto:#<hash>` alike) in an answer become signed, expiring
+ * access URLs. What is stored, and measured by the size rule, keeps the references.
  */
 
 /** How long a signed URL stays valid. */
 export const MEDIA_URL_TTL_SECONDS = 3600;
 
-const MEDIA_REF = new RegExp(MEDIA_REF_PATTERN);
-const PREFIX = 'service:#';
-
 export interface MediaUrlSigner {
-  /** The signed, expiring access URL of the media reference `ref`. */
+  /** The signed, expiring access URL of the media reference `ref`; throws for anything else. */
   sign(ref: string, nowMs?: number): string;
   /** `json` with every string that is a media reference, whole, replaced by its signed URL. */
   signAll(json: RawJson, nowMs?: number): RawJson;
@@ -29,22 +26,29 @@ export interface MediaUrlSigner {
 export function createMediaUrlSigner(template: string, secret: string | undefined): MediaUrlSigner {
   const key = secret ?? randomBytes(32).toString('base64url');
 
-  function sign(ref: string, nowMs = Date.now()): string {
-    const hash = ref.slice(PREFIX.length);
+  /** Both prefixes name the same media, so they sign to the same URL. */
+  function signHash(hash: string, nowMs: number): string {
     const expires = Math.floor(nowMs / 1000) + MEDIA_URL_TTL_SECONDS;
     const signature = createHmac('sha256', key).update(`${hash}:${expires}`).digest('base64url');
     const base = template.replaceAll('{hash}', encodeURIComponent(hash));
     return `${base}${base.includes('?') ? '&' : '?'}expires=${expires}&signature=${signature}`;
   }
 
+  function sign(ref: string, nowMs = Date.now()): string {
+    const hash = mediaRefHash(ref);
+    if (hash === undefined) throw new Error(`not a media reference: ${ref}`);
+    return signHash(hash, nowMs);
+  }
+
   return {
     sign,
     signAll(json, nowMs = Date.now()) {
       // Most answers hold no reference at all: they are sent as they are, without a parse.
-      if (!json.includes(PREFIX)) return json;
-      const signed: unknown = JSON.parse(json, (_key, value: unknown) =>
-        typeof value === 'string' && MEDIA_REF.test(value) ? sign(value, nowMs) : value,
-      );
+      if (!mayHoldMediaRef(json)) return json;
+      const signed: unknown = JSON.parse(json, (_key, value: unknown) => {
+        const hash = typeof value === 'string' ? mediaRefHash(value) : undefined;
+        return hash === undefined ? value : signHash(hash, nowMs);
+      });
       return JSON.stringify(signed) as RawJson;
     },
   };

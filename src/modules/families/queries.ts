@@ -1,0 +1,14 @@
+import type { Kysely, Transaction } from 'kysely';
+import type { Database } from '../../db/database.js';
+
+type Db = Kysely<Database> | Transaction<Database>;
+
+/**
+ * Queries of this module that other modules build on, as subqueries (so they cost no round
+ * trip of their own).
+ */
+
+/** The ids of everyone who belongs to the family, listed in `members` or not (a stub's user). */
+export function memberIdsOf(db: Db, familyId: string) {
+  return db.selectFrom('family_memberships').select('user_id').where('family_id', '=', familyId);
+}

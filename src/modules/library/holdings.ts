@@ -1,0 +1,80 @@
+import { sql, type Kysely, type Transaction } from 'kysely';
+import type { Database } from '../../db/database.js';
+import { memberIdsOf } from '../families/queries.js';
+
+type Db = Kysely<Database> | Transaction<Database>;
+
+/**
+ * What a family library holds (DECISIONS.md, "Family library"): the one definition that the
+ * library listing, the library add, groups (their items and `cards`) and card reads all use.
+ *
+ * - every catalogue card a member added (a library record), unless the card was deleted;
+ * - every live MYO card of everyone who belongs to the family (`inFamilyLibrary: false`: it is
+ *   there by being theirs, not by a record). A member who leaves takes their cards along, since
+ *   membership is read at the time of the query.
+ *
+ * A record of a MYO card (one added when its owner's library still took them by record) counts
+ * for nothing: a MYO card is held exactly while its owner belongs to the family.
+ */
+export interface HeldCard {
+  cardId: string;
+  /** When it entered the library: the record's time, or the MYO card's creation. */
+  addedAt: string;
+  inFamilyLibrary: boolean;
+  /** Only with `includeDeleted`: a record whose card was deleted. */
+  deleted: boolean;
+  /** The card as JSON, in the form asked for. */
+  json: string;
+}
+
+export interface HoldingsQuery {
+  /**
+   * Only these cards, in no particular order (callers look them up by id, and sorting would copy
+   * every document through a temporary b-tree); every card the library holds, in the order they
+   * entered it, when left out.
+   */
+  cardIds?: readonly string[];
+  /** The full card (`doc`, with chapters) or its list form (`summary`). */
+  form: 'doc' | 'summary';
+  /** Also the records whose card was deleted (`showdeleted=true`). */
+  includeDeleted?: boolean;
+}
+
+/** The cards the family's library holds (see HoldingsQuery for their order), in one query. */
+export async function heldCards(db: Db, familyId: string, query: HoldingsQuery): Promise<HeldCard[]> {
+  const ids = query.cardIds && [...new Set(query.cardIds)];
+  if (ids?.length === 0) return [];
+  const json = query.form === 'doc' ? ('c.doc as json' as const) : ('c.summary as json' as const);
+
+  let recorded = db
+    .selectFrom('library_records as r')
+    .innerJoin('cards as c', 'c.card_id', 'r.card_id')
+    .select(['c.card_id', 'r.created_at as added_at', sql<number>`1`.as('in_family_library'), 'c.deleted', json])
+    .where('r.family_id', '=', familyId)
+    .where('c.origin', '=', 'catalogue');
+  if (!query.includeDeleted) recorded = recorded.where('c.deleted', '=', 0);
+  if (ids) recorded = recorded.where('r.card_id', 'in', ids);
+
+  let members = db
+    .selectFrom('cards as c')
+    .select(['c.card_id', 'c.created_at as added_at', sql<number>`0`.as('in_family_library'), 'c.deleted', json])
+    .where('c.user_id', 'in', memberIdsOf(db, familyId))
+    .where('c.origin', '=', 'myo')
+    .where('c.deleted', '=', 0);
+  if (ids) members = members.where('c.card_id', 'in', ids);
+
+  const held = recorded.unionAll(members);
+  const rows = await (ids ? held : held.orderBy('added_at').orderBy('card_id')).execute();
+  return rows.map((r) => ({
+    cardId: r.card_id,
+    addedAt: r.added_at,
+    inFamilyLibrary: Number(r.in_family_library) === 1,
+    deleted: r.deleted === 1,
+    json: r.json,
+  }));
+}
+
+/** Whether the family's library holds the card (a live one). */
+export async function holds(db: Db, familyId: string, cardId: string): Promise<boolean> {
+  return (await heldCards(db, familyId, { cardIds: [cardId], form: 'summary' })).length > 0;
+}
