@@ -2,6 +2,7 @@ import { rename } from 'node:fs/promises';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openStore } from '../src/db/store.js';
+import { inUnitOfWork, userLock } from '../src/db/unit-of-work.js';
 import { errorCode, startTestApp, type Reply, type TestApp } from './helpers.js';
 import { testDialect } from './support/test-database.js';
 
@@ -100,8 +101,7 @@ describe.runIf(testDialect() === 'postgres')('PostgreSQL refusing or stalling', 
       const released = new Promise<void>((resolve) => (release = resolve));
       let locked!: () => void;
       const isLocked = new Promise<void>((resolve) => (locked = resolve));
-      const holder = store.db.transaction().execute(async (trx) => {
-        await store.dialect.lockKey(trx, `user:${user}`);
+      const holder = inUnitOfWork(store, [userLock(user)], async () => {
         locked();
         await released;
       });

@@ -3,6 +3,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createDeployment, type Deployment } from './support/deployment.js';
 import { http, startServer, type Exit, type HttpReply, type ServerProcess } from './support/processes.js';
 import { testDialect } from './support/test-database.js';
+import { inUnitOfWork, userLock } from '../src/db/unit-of-work.js';
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -96,7 +97,7 @@ describe(`SIGTERM on ${testDialect()}`, () => {
     server = await startServer(deployment.env);
     const user = 'auth0|shutdown-waiting';
     const token = await deployment.token(user);
-    const { db, dialect } = deployment.store();
+    const { db } = deployment.store();
 
     // This process holds the user's lock, so the server's create waits inside the database.
     let release!: () => void;
@@ -107,8 +108,7 @@ describe(`SIGTERM on ${testDialect()}`, () => {
     const isLocked = new Promise<void>((resolve) => {
       locked = resolve;
     });
-    const holder = db.transaction().execute(async (trx) => {
-      await dialect.lockKey(trx, `user:${user}`);
+    const holder = inUnitOfWork(deployment.store(), [userLock(user)], async () => {
       locked();
       await released;
     });

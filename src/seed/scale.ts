@@ -1,5 +1,5 @@
 import { randomInt } from 'node:crypto';
-import { sql, type Insertable, type Kysely, type Transaction } from 'kysely';
+import { sql, type Insertable, type Kysely } from 'kysely';
 import type {
   Database,
   FamilyEventsTable,
@@ -13,6 +13,7 @@ import { newHexId, newUrlSafeId } from '../shared/ids.js';
 import { newLibraryRecord } from '../modules/library/rules.js';
 import { buildCardDoc, cardRow } from '../modules/cards/card-document.js';
 import type { CardDoc, CardInput } from '../modules/cards/schemas.js';
+import type { Db } from '../db/unit-of-work.js';
 
 /**
  * `cardshelf seed --scale N`: a large, realistic data set written straight into the tables, in
@@ -46,7 +47,6 @@ export const scaleUserId = (prefix: string, n: number): string => `auth0|${prefi
 
 export class AlreadySeeded extends Error {}
 
-type Db = Kysely<Database> | Transaction<Database>;
 
 /** Users written per transaction: about 50 x cardsPerUser cards, a few MB of documents. */
 const USERS_PER_BATCH = 200;

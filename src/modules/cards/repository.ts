@@ -1,7 +1,6 @@
-import type { Kysely, Transaction } from 'kysely';
-import type { CardRow, CardRowUpdate, Database, NewCardRow } from '../../db/database.js';
+import type { CardRow, CardRowUpdate, NewCardRow } from '../../db/database.js';
+import type { Db } from '../../db/unit-of-work.js';
 
-type Db = Kysely<Database> | Transaction<Database>;
 
 /** The list forms of a user's MYO cards, in list order (sortkey, then cardId). */
 export async function listSummariesByOwner(db: Db, userId: string, includeDeleted: boolean): Promise<string[]> {

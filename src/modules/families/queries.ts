@@ -1,7 +1,5 @@
-import type { Kysely, Transaction } from 'kysely';
-import type { Database } from '../../db/database.js';
+import type { Db } from '../../db/unit-of-work.js';
 
-type Db = Kysely<Database> | Transaction<Database>;
 
 /**
  * Queries of this module that other modules build on, as subqueries (so they cost no round

@@ -1,6 +1,5 @@
-import type { Insertable, Kysely, Transaction } from 'kysely';
+import type { Insertable } from 'kysely';
 import type {
-  Database,
   DeviceRow,
   FamilyEventRow,
   FamilyRow,
@@ -8,8 +7,8 @@ import type {
   FamilyMembershipsTable,
   MembershipRow,
 } from '../../db/database.js';
+import type { Db } from '../../db/unit-of-work.js';
 
-type Db = Kysely<Database> | Transaction<Database>;
 
 export async function findMembership(db: Db, userId: string): Promise<MembershipRow | undefined> {
   return db.selectFrom('family_memberships').selectAll().where('user_id', '=', userId).executeTakeFirst();

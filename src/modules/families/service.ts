@@ -1,7 +1,7 @@
 import type { Config } from '../../config.js';
+import type { FamilyRow } from '../../db/database.js';
 import type { Store } from '../../db/dialect.js';
-import type { Transaction } from 'kysely';
-import type { Database, FamilyRow } from '../../db/database.js';
+import { familyLock, inUnitOfWork, userLock, type Trx } from '../../db/unit-of-work.js';
 import { badRequest } from '../../shared/errors.js';
 import { now } from '../../shared/clock.js';
 import { newHexId } from '../../shared/ids.js';
@@ -31,7 +31,7 @@ export interface FamilyService {
   adminPut(familyId: string, input: AdminFamilyInput): Promise<{ created: boolean; family: Family }>;
   /** Records an event in the family's history, inside the caller's transaction. */
   recordEvent(
-    trx: Transaction<Database>,
+    trx: Trx,
     familyId: string,
     type: FamilyEventType,
     at: string,
@@ -40,14 +40,13 @@ export interface FamilyService {
 }
 
 export function createFamilyService(store: Store, config: Pick<Config, 'defaultCountry'>): FamilyService {
-  const { db, dialect } = store;
+  const { db } = store;
 
   async function ensureFamilyId(userId: string): Promise<string> {
     const known = await repo.familyIdOf(db, userId);
     if (known) return known;
-    return db.transaction().execute(async (trx) => {
-      // Two first requests of one user race here: the lock lets exactly one create the stub.
-      await dialect.lockKey(trx, `user:${userId}`);
+    // Two first requests of one user race here: the lock lets exactly one create the stub.
+    return inUnitOfWork(store, [userLock(userId)], async (trx) => {
       const raced = await repo.familyIdOf(trx, userId);
       if (raced) return raced;
       const at = now();
@@ -112,15 +111,12 @@ export function createFamilyService(store: Store, config: Pick<Config, 'defaultC
         firstDuplicate(members.map((m) => m.userId)) ?? firstDuplicate(devices.map((d) => d.deviceId));
       if (duplicate !== undefined) throw badRequest(`'${duplicate}' is listed twice`);
 
-      const created = await db.transaction().execute(async (trx) => {
-        await dialect.lockKey(trx, `family:${familyId}`);
+      const created = await inUnitOfWork(store, [familyLock(familyId)], async (trx, lockMore) => {
         // Every user whose membership this may change is locked as ensureFamilyId locks them,
         // so a user's first request (which makes a stub family) or another family's PUT that
         // lists the same user waits for this one instead of inserting a second membership.
-        // Sorted, so that two PUTs naming the same users take their locks in one order.
         const current = await repo.listMembers(trx, familyId);
-        const users = [...new Set([...members.map((m) => m.userId), ...current.map((m) => m.user_id)])].sort();
-        for (const userId of users) await dialect.lockKey(trx, `user:${userId}`);
+        await lockMore([...members.map((m) => userLock(m.userId)), ...current.map((m) => userLock(m.user_id))]);
         const at = now();
         const existing = await repo.findFamily(trx, familyId);
         // A replace: flags left out of the body fall back to their defaults.
@@ -148,7 +144,7 @@ export function createFamilyService(store: Store, config: Pick<Config, 'defaultC
 
   /** Makes `members` the family's listed members; listing a user moves them into this family. */
   async function replaceMembers(
-    trx: Transaction<Database>,
+    trx: Trx,
     familyId: string,
     members: NonNullable<AdminFamilyInput['members']>,
     at: string,
@@ -194,7 +190,7 @@ export function createFamilyService(store: Store, config: Pick<Config, 'defaultC
 
   /** Makes `devices` the family's devices; listing a device moves it into this family. */
   async function replaceDevices(
-    trx: Transaction<Database>,
+    trx: Trx,
     familyId: string,
     devices: NonNullable<AdminFamilyInput['devices']>,
     at: string,

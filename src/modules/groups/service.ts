@@ -1,7 +1,7 @@
 import type { Config } from '../../config.js';
-import type { Transaction } from 'kysely';
-import type { Database, GroupRow } from '../../db/database.js';
+import type { GroupRow } from '../../db/database.js';
 import type { Store } from '../../db/dialect.js';
+import { familyLock, inUnitOfWork, type Db, type Trx } from '../../db/unit-of-work.js';
 import { now } from '../../shared/clock.js';
 import { AppError, notFound } from '../../shared/errors.js';
 import { newHexId } from '../../shared/ids.js';
@@ -37,8 +37,7 @@ export function createGroupService(
   families: FamilyService,
   config: Pick<Config, 'groupImageUrlTemplate'>,
 ): GroupService {
-  const { db, dialect } = store;
-  type Db = typeof db | Transaction<Database>;
+  const { db } = store;
 
   const imageUrl = (imageId: string): string => groupImageUrl(config.groupImageUrlTemplate, imageId);
 
@@ -53,7 +52,7 @@ export function createGroupService(
    * the documents of the held cards, which are all the response needs.
    */
   async function cleanItems(
-    trx: Transaction<Database>,
+    trx: Trx,
     familyId: string,
     items: { contentId: string }[],
     previous: Item[],
@@ -111,9 +110,8 @@ export function createGroupService(
     async create(userId, body) {
       const familyId = await families.ensureFamilyId(userId);
       const name = cleanGroupName(body.name);
-      const { row, docs } = await db.transaction().execute(async (trx) => {
-        // The count and the insert must not interleave with another create in this family.
-        await dialect.lockKey(trx, `family:${familyId}`);
+      // The count and the insert must not interleave with another create in this family.
+      const { row, docs } = await inUnitOfWork(store, [familyLock(familyId)], async (trx) => {
         if ((await repo.countGroups(trx, familyId)) >= MAX_GROUPS_PER_FAMILY) {
           throw new AppError('group-limit', `a family can have at most ${MAX_GROUPS_PER_FAMILY} groups`);
         }
@@ -152,9 +150,8 @@ export function createGroupService(
       const familyId = await families.findFamilyId(userId);
       if (!familyId) throw missing(groupId);
       const name = body.name === undefined ? undefined : cleanGroupName(body.name);
-      const { row, docs } = await db.transaction().execute(async (trx) => {
-        // Serialised with the family's other group writes, so two PUTs never mix their bodies.
-        await dialect.lockKey(trx, `family:${familyId}`);
+      // Serialised with the family's other group writes, so two PUTs never mix their bodies.
+      const { row, docs } = await inUnitOfWork(store, [familyLock(familyId)], async (trx) => {
         const current = await repo.findGroup(trx, familyId, groupId);
         if (!current) throw missing(groupId);
         const at = modificationTime(current.last_modified_at, now());
@@ -180,7 +177,7 @@ export function createGroupService(
     async remove(userId, groupId) {
       const familyId = await families.findFamilyId(userId);
       if (!familyId) throw missing(groupId);
-      await db.transaction().execute(async (trx) => {
+      await inUnitOfWork(store, [], async (trx) => {
         if (!(await repo.deleteGroup(trx, familyId, groupId))) throw missing(groupId);
         await families.recordEvent(trx, familyId, 'group-deleted', now(), { groupId });
       });

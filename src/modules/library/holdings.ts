@@ -1,8 +1,7 @@
-import { sql, type Kysely, type Transaction } from 'kysely';
-import type { Database } from '../../db/database.js';
+import { sql } from 'kysely';
 import { memberIdsOf } from '../families/queries.js';
+import type { Db } from '../../db/unit-of-work.js';
 
-type Db = Kysely<Database> | Transaction<Database>;
 
 /**
  * What a family library holds (DECISIONS.md, "Family library"): the one definition that the

@@ -1,7 +1,6 @@
-import type { Kysely, Transaction } from 'kysely';
-import type { Database, LibraryRecordRow } from '../../db/database.js';
+import type { LibraryRecordRow } from '../../db/database.js';
+import type { Db } from '../../db/unit-of-work.js';
 
-type Db = Kysely<Database> | Transaction<Database>;
 
 /** Inserts the record unless the family already holds the card; true when it was inserted. */
 export async function insertRecordIfAbsent(db: Db, row: LibraryRecordRow): Promise<boolean> {

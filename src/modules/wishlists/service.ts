@@ -1,5 +1,6 @@
 import type { WishlistRow } from '../../db/database.js';
 import type { Store } from '../../db/dialect.js';
+import { inUnitOfWork, userLock } from '../../db/unit-of-work.js';
 import { now } from '../../shared/clock.js';
 import { AppError, notFound } from '../../shared/errors.js';
 import { newUrlSafeId } from '../../shared/ids.js';
@@ -22,7 +23,7 @@ const renderRow = (row: WishlistRow): RawJson =>
   renderWishlist(row.content, { shareId: row.share_id, userId: row.user_id, wishlistId: row.wishlist_id });
 
 export function createWishlistService(store: Store): WishlistService {
-  const { db, dialect } = store;
+  const { db } = store;
   const missing = (id: string): AppError => notFound(`wishlist ${id}`);
 
   return {
@@ -31,9 +32,8 @@ export function createWishlistService(store: Store): WishlistService {
       const ids = { shareId: newUrlSafeId(), userId, wishlistId: newUrlSafeId() };
       const json = renderWishlist(content, ids);
       checkWishlistSize(json);
-      await db.transaction().execute(async (trx) => {
-        // Count and insert under the user's lock: the limit holds under concurrent creates.
-        await dialect.lockKey(trx, `user:${userId}`);
+      // Count and insert under the user's lock: the limit holds under concurrent creates.
+      await inUnitOfWork(store, [userLock(userId)], async (trx) => {
         if ((await repo.countByUser(trx, userId)) >= MAX_WISHLISTS_PER_USER) {
           throw new AppError('wishlist-limit', `a user can have at most ${MAX_WISHLISTS_PER_USER} wishlists`);
         }

@@ -1,0 +1,45 @@
+import type { Kysely, Transaction } from 'kysely';
+import type { Database } from './database.js';
+import type { Store } from './dialect.js';
+
+/** What repositories take: the database, or the transaction of a unit of work. */
+export type Db = Kysely<Database> | Transaction<Database>;
+/** The transaction a unit of work runs in. */
+export type Trx = Transaction<Database>;
+
+/**
+ * What a unit of work serialises on: every writer of one user's or one family's data waits for
+ * the unit holding its lock, in this process and in every other instance on the database.
+ */
+export interface Lock {
+  readonly key: string;
+}
+
+/** A user's own data: their stub family, their wishlist count, their place in a family. */
+export const userLock = (userId: string): Lock => ({ key: `user:${userId}` });
+/** A family's data: its groups (and their count), its members and devices. */
+export const familyLock = (familyId: string): Lock => ({ key: `family:${familyId}` });
+
+/** Takes more locks inside a running unit of work (for locks that depend on what it read). */
+export type LockMore = (locks: readonly Lock[]) => Promise<void>;
+
+/**
+ * Runs `work` in one transaction that holds `locks` from its start to its end (commit or
+ * rollback releases them, so a failed request cannot leave one held). Services say what they
+ * lock; the dialect says how. Locks are taken in the order of their keys, in one call and across
+ * calls (`family:` before `user:`), so two units of work never wait for each other in a circle.
+ */
+export function inUnitOfWork<T>(
+  store: Store,
+  locks: readonly Lock[],
+  work: (trx: Trx, lockMore: LockMore) => Promise<T>,
+): Promise<T> {
+  return store.db.transaction().execute(async (trx) => {
+    const lock: LockMore = async (more) => {
+      const keys = [...new Set(more.map((l) => l.key))].sort();
+      for (const key of keys) await store.dialect.lockKey(trx, key);
+    };
+    await lock(locks);
+    return work(trx, lock);
+  });
+}
