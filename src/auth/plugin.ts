@@ -2,7 +2,8 @@ import fp from 'fastify-plugin';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { AppError } from '../shared/errors.js';
 import { grants, type Scope } from './scopes.js';
-import { TokenRejected, type Principal, type TokenVerifier } from './verifier.js';
+import type { Principal } from './principal.js';
+import { TokenRejected, type TokenVerifier } from './verifier.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {

@@ -1,5 +1,5 @@
 import { LRUCache } from 'lru-cache';
-import type { Principal } from './verifier.js';
+import type { Principal } from './principal.js';
 
 /**
  * Verified tokens, by their exact text. A signature check costs far more than the rest of a

@@ -7,16 +7,11 @@ import {
   type JWTVerifyGetKey,
 } from 'jose';
 import type { AuthConfig } from '../config.js';
-import { hasLoneSurrogate } from '../shared/json-body.js';
+import { hasLoneSurrogate } from '../shared/text.js';
 import { loadOrCreateSigningKey, LOCAL_ALG } from './local-issuer.js';
+import type { Principal } from './principal.js';
 import { scopesOf } from './scopes.js';
 import { TokenCache } from './token-cache.js';
-
-export interface Principal {
-  /** The user id: the token's `sub`. */
-  userId: string;
-  scopes: ReadonlySet<string>;
-}
 
 /**
  * The longest `sub` taken (as the admin API's member ids). The subject is stored as the user id in

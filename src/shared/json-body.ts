@@ -2,30 +2,13 @@ import { isUtf8 } from 'node:buffer';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import sjson from 'secure-json-parse';
 import { badRequest } from './errors.js';
+import { unfitText } from './text.js';
 
 /**
  * Deepest nesting a request body may have. Real cards nest about 6 levels; a limit keeps a
  * hostile `[[[[...]]]]` from overflowing the stack when the document is stored.
  */
 export const MAX_JSON_DEPTH = 64;
-
-/**
- * Characters no stored text may hold. A UTF-16 surrogate without its pair (`"\ud800"` is valid
- * JSON) is not text: stored, it becomes U+FFFD (so two different ids become one), and
- * encodeURIComponent throws on it. U+0000 cannot be stored in PostgreSQL text, so it is refused
- * on every database, in the body as in ids and tokens (docs/api.md).
- */
-const UNSTORABLE = /[\u0000\p{Cs}]/u;
-const LONE_SURROGATE = /\p{Cs}/u;
-export const hasLoneSurrogate = (text: string): boolean => LONE_SURROGATE.test(text);
-
-/** Why a string cannot be stored as sent, or undefined (one scan for the usual, fit, text). */
-function unfitText(text: string): string | undefined {
-  if (!UNSTORABLE.test(text)) return undefined;
-  return text.includes('\u0000')
-    ? 'the body has a string with the NUL character (U+0000), which cannot be stored'
-    : 'the body has a string with a lone UTF-16 surrogate; send valid Unicode text';
-}
 
 /** Why a string or number cannot be kept, or undefined. */
 function unfitScalar(value: unknown): string | undefined {
