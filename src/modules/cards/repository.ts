@@ -1,4 +1,4 @@
-import type { CardRow, CardRowUpdate, NewCardRow } from '../../db/database.js';
+import type { CardRowUpdate, NewCardRow } from '../../db/database.js';
 import type { Db } from '../../db/unit-of-work.js';
 
 
@@ -14,9 +14,6 @@ export async function listSummariesByOwner(db: Db, userId: string, includeDelete
   return rows.map((r) => r.summary);
 }
 
-export async function findCard(db: Db, cardId: string): Promise<CardRow | undefined> {
-  return db.selectFrom('cards').selectAll().where('card_id', '=', cardId).executeTakeFirst();
-}
 
 /** Inserts a card; false when the id is taken. */
 export async function insertCard(db: Db, row: NewCardRow): Promise<boolean> {

@@ -6,6 +6,7 @@ import { asRawJson, rawArray, wrapRaw, type RawJson } from '../../shared/raw-jso
 import type { FamilyService } from '../families/service.js';
 import { mayReadCard } from './access.js';
 import { buildCardDoc, cardRow, mergeUpdate } from './card-document.js';
+import { findCard } from './queries.js';
 import * as repo from './repository.js';
 import type { AdminCardInput, CardDoc, CardInput } from './schemas.js';
 
@@ -47,7 +48,7 @@ export function createCardService(store: Store, families: FamilyService): CardSe
     },
 
     async read(userId, cardId) {
-      const card = await repo.findCard(db, cardId);
+      const card = await findCard(db, cardId);
       if (!card || !(await mayReadCard(store, families, userId, card))) throw notFound(`card ${cardId}`);
       return wrapRaw('card', card.doc);
     },
@@ -60,7 +61,7 @@ export function createCardService(store: Store, families: FamilyService): CardSe
       }
       const cardId = input.cardId;
       return db.transaction().execute(async (trx) => {
-        const card = await repo.findCard(trx, cardId);
+        const card = await findCard(trx, cardId);
         if (!card || card.origin !== 'myo' || card.user_id !== userId) throw notFound(`card ${cardId}`);
         if (card.deleted === 1) throw badRequest(`card ${cardId} is deleted and cannot be updated`);
         const doc = buildCardDoc(mergeUpdate(JSON.parse(card.doc) as CardDoc, input), {
@@ -78,7 +79,7 @@ export function createCardService(store: Store, families: FamilyService): CardSe
 
     async remove(userId, cardId) {
       await db.transaction().execute(async (trx) => {
-        const card = await repo.findCard(trx, cardId);
+        const card = await findCard(trx, cardId);
         if (!card || card.origin !== 'myo' || card.user_id !== userId) throw notFound(`card ${cardId}`);
         if (card.deleted === 1) return;
         const doc = JSON.parse(card.doc) as CardDoc;
@@ -89,7 +90,7 @@ export function createCardService(store: Store, families: FamilyService): CardSe
 
     async adminPut(cardId, input) {
       return db.transaction().execute(async (trx) => {
-        const existing = await repo.findCard(trx, cardId);
+        const existing = await findCard(trx, cardId);
         if (existing && existing.origin === 'myo') {
           throw new AppError('bad-request', `card ${cardId} is a user's MYO card, not a catalogue card`);
         }

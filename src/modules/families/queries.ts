@@ -1,6 +1,5 @@
 import type { Db } from '../../db/unit-of-work.js';
 
-
 /**
  * Queries of this module that other modules build on, as subqueries (so they cost no round
  * trip of their own).

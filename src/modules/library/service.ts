@@ -5,7 +5,7 @@ import { now } from '../../shared/clock.js';
 import { AppError, notFound } from '../../shared/errors.js';
 import { rawArray, rawObject, withRaw, type RawJson } from '../../shared/raw-json.js';
 import { mayReadCard } from '../cards/access.js';
-import { findCard } from '../cards/repository.js';
+import { findCard } from '../cards/queries.js';
 import type { FamilyService } from '../families/service.js';
 import type { GroupService } from '../groups/service.js';
 import { heldCards } from './holdings.js';

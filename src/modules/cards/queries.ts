@@ -1,0 +1,9 @@
+import type { CardRow } from '../../db/database.js';
+import type { Db } from '../../db/unit-of-work.js';
+
+/** Queries of this module that other modules build on (the library's add reads the card). */
+
+/** The card with this id, of any origin, deleted or not; undefined when there is none. */
+export async function findCard(db: Db, cardId: string): Promise<CardRow | undefined> {
+  return db.selectFrom('cards').selectAll().where('card_id', '=', cardId).executeTakeFirst();
+}
