@@ -47,7 +47,6 @@ export const scaleUserId = (prefix: string, n: number): string => `auth0|${prefi
 
 export class AlreadySeeded extends Error {}
 
-
 /** Users written per transaction: about 50 x cardsPerUser cards, a few MB of documents. */
 const USERS_PER_BATCH = 200;
 /**

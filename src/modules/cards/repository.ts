@@ -1,7 +1,6 @@
 import type { CardRowUpdate, NewCardRow } from '../../db/database.js';
 import type { Db } from '../../db/unit-of-work.js';
 
-
 /** The list forms of a user's MYO cards, in list order (sortkey, then cardId). */
 export async function listSummariesByOwner(db: Db, userId: string, includeDeleted: boolean): Promise<string[]> {
   let query = db
@@ -13,7 +12,6 @@ export async function listSummariesByOwner(db: Db, userId: string, includeDelete
   const rows = await query.orderBy('sortkey').orderBy('card_id').execute();
   return rows.map((r) => r.summary);
 }
-
 
 /** Inserts a card; false when the id is taken. */
 export async function insertCard(db: Db, row: NewCardRow): Promise<boolean> {

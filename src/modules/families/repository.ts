@@ -9,7 +9,6 @@ import type {
 } from '../../db/database.js';
 import type { Db } from '../../db/unit-of-work.js';
 
-
 export async function findMembership(db: Db, userId: string): Promise<MembershipRow | undefined> {
   return db.selectFrom('family_memberships').selectAll().where('user_id', '=', userId).executeTakeFirst();
 }

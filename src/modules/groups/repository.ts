@@ -1,7 +1,6 @@
 import type { GroupRow } from '../../db/database.js';
 import type { Db } from '../../db/unit-of-work.js';
 
-
 /** A family's group; another family's group is not found, like a missing one. */
 export async function findGroup(db: Db, familyId: string, groupId: string): Promise<GroupRow | undefined> {
   return db

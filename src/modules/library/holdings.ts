@@ -2,7 +2,6 @@ import { sql } from 'kysely';
 import { memberIdsOf } from '../families/queries.js';
 import type { Db } from '../../db/unit-of-work.js';
 
-
 /**
  * What a family library holds (DECISIONS.md, "Family library"): the one definition that the
  * library listing, the library add, groups (their items and `cards`) and card reads all use.

@@ -1,7 +1,6 @@
 import type { LibraryRecordRow } from '../../db/database.js';
 import type { Db } from '../../db/unit-of-work.js';
 
-
 /** Inserts the record unless the family already holds the card; true when it was inserted. */
 export async function insertRecordIfAbsent(db: Db, row: LibraryRecordRow): Promise<boolean> {
   const result = await db

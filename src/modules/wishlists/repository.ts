@@ -1,7 +1,6 @@
 import type { WishlistRow } from '../../db/database.js';
 import type { Db } from '../../db/unit-of-work.js';
 
-
 /** The user's wishlist; other users' wishlists are not found, like missing ones. */
 export async function findOwned(db: Db, userId: string, wishlistId: string): Promise<WishlistRow | undefined> {
   return db
