@@ -24,6 +24,8 @@ import { createLibraryService } from './modules/library/service.js';
 import { wishlistRoutes } from './modules/wishlists/routes.js';
 import { Wishlist } from './modules/wishlists/schemas.js';
 import { createMediaUrlSigner } from './modules/wishlists/media-urls.js';
+import { createMedia } from './modules/media/media.js';
+import { mediaRoutes } from './modules/media/routes.js';
 import { createWishlistService } from './modules/wishlists/service.js';
 import { answerProtocolErrors, clientError, errorHandler, methodAwareNotFound } from './shared/error-handler.js';
 import { registerJsonParser } from './shared/json-body.js';
@@ -167,13 +169,17 @@ export async function buildApp(config: Readonly<Config>, opts: AppOptions = {}):
   );
 
   const families = createFamilyService(store, config);
-  await app.register(cardRoutes, { cards: createCardService(store, families) });
+  const signer = createMediaUrlSigner(config.mediaUrlTemplate, config.mediaUrlSecret);
+  const media = createMedia(store, config, signer, app.log);
+  app.addHook('preClose', () => media.close());
+  await app.register(mediaRoutes, media);
+  await app.register(cardRoutes, { cards: createCardService(store, families), media: signer });
   await app.register(familyRoutes, { families });
   await app.register(libraryRoutes, { library: createLibraryService(store, families) });
   await app.register(groupRoutes, { groups: createGroupService(store, families, config) });
   await app.register(wishlistRoutes, {
     wishlists: createWishlistService(store),
-    media: createMediaUrlSigner(config.mediaUrlTemplate, config.mediaUrlSecret),
+    media: signer,
   });
 
   return app as unknown as App;

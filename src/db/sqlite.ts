@@ -89,5 +89,6 @@ export function sqliteDialect(file: string): StoreDialect {
     autoIncrementPrimaryKey: (col) => col.primaryKey().autoIncrement(),
     // SQLite compares text with BINARY unless told otherwise.
     text: 'text',
+    skipLocked: false,
   };
 }

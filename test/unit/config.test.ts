@@ -112,7 +112,10 @@ describe('loadConfig settings', () => {
   });
 
   it('signs media URLs with the default template and a secret of its own unless told', () => {
-    expect(loadConfig({}).mediaUrlTemplate).toBe('https://media.cardshelf.invalid/{hash}');
+    expect(loadConfig({}).mediaUrlTemplate).toBe('http://localhost:8080/media/files/{hash}');
+    expect(loadConfig({ PUBLIC_BASE_URL: 'https://shelf.example/' }).mediaUrlTemplate).toBe(
+      'https://shelf.example/media/files/{hash}',
+    );
     expect(loadConfig({}).mediaUrlSecret).toBeUndefined();
     const c = loadConfig({ MEDIA_URL_TEMPLATE: 'https://cdn.example/m/{hash}', MEDIA_URL_SECRET: 's'.repeat(32) });
     expect(c.mediaUrlTemplate).toBe('https://cdn.example/m/{hash}');
