@@ -26,6 +26,7 @@ import { Wishlist } from './modules/wishlists/schemas.js';
 import { createMediaUrlSigner } from './modules/wishlists/media-urls.js';
 import { createMedia } from './modules/media/media.js';
 import { mediaRoutes } from './modules/media/routes.js';
+import { createTrackMediaFiller } from './modules/media/track-media.js';
 import { createWishlistService } from './modules/wishlists/service.js';
 import { answerProtocolErrors, clientError, errorHandler, methodAwareNotFound } from './shared/error-handler.js';
 import { registerJsonParser } from './shared/json-body.js';
@@ -173,7 +174,8 @@ export async function buildApp(config: Readonly<Config>, opts: AppOptions = {}):
   const media = createMedia(store, config, signer, app.log);
   app.addHook('preClose', () => media.close());
   await app.register(mediaRoutes, media);
-  await app.register(cardRoutes, { cards: createCardService(store, families), media: signer });
+  const cards = createCardService(store, families, createTrackMediaFiller());
+  await app.register(cardRoutes, { cards, media: signer });
   await app.register(familyRoutes, { families });
   await app.register(libraryRoutes, { library: createLibraryService(store, families) });
   await app.register(groupRoutes, { groups: createGroupService(store, families, config) });

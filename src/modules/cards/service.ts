@@ -1,5 +1,6 @@
 import type { Store } from '../../db/dialect.js';
-import type { CardRow } from '../../db/database.js';
+import type { Kysely, Transaction } from 'kysely';
+import type { CardRow, Database } from '../../db/database.js';
 import { now } from '../../shared/clock.js';
 import { AppError, badRequest, notFound } from '../../shared/errors.js';
 import { newCardId } from '../../shared/ids.js';
@@ -25,7 +26,13 @@ export interface CardService {
 
 const MAX_ID_ATTEMPTS = 8;
 
-export function createCardService(store: Store, families: FamilyService): CardService {
+/**
+ * Completes a card's tracks from stored media (see media/track-media.ts) before it is saved;
+ * it reads through `db`, the transaction the save runs in, if any.
+ */
+export type TrackFiller = (db: Kysely<Database> | Transaction<Database>, doc: CardDoc) => Promise<void>;
+
+export function createCardService(store: Store, families: FamilyService, fillTracks: TrackFiller = async () => {}): CardService {
   const { db } = store;
 
   /** Who may read a card (DECISIONS.md, "Cards"); every refusal looks like a missing card. */
@@ -47,6 +54,7 @@ export function createCardService(store: Store, families: FamilyService): CardSe
     for (let attempt = 0; attempt < MAX_ID_ATTEMPTS; attempt++) {
       const doc = buildCardDoc(input, { cardId: newCardId(), userId, createdAt: at, updatedAt: at, deleted: false });
       checkTracks(doc);
+      await fillTracks(db, doc);
       const row = cardRow(doc, 'myo');
       // 62^5 ids: a collision is rare, and the primary key catches it; then draw again.
       if (await repo.insertCard(db, row)) return asRawJson(row.doc);
@@ -82,6 +90,7 @@ export function createCardService(store: Store, families: FamilyService): CardSe
           deleted: false,
         });
         checkTracks(doc);
+        await fillTracks(trx, doc);
         const row = cardRow(doc, 'myo');
         await repo.updateCard(trx, cardId, row);
         return { created: false, card: wrapRaw('card', row.doc) };
@@ -114,6 +123,7 @@ export function createCardService(store: Store, families: FamilyService): CardSe
           deleted: input.deleted ?? false,
         });
         checkTracks(doc);
+        await fillTracks(trx, doc);
         const row = cardRow(doc, 'catalogue');
         if (existing) await repo.updateCard(trx, cardId, row);
         else await repo.insertCard(trx, row);
