@@ -173,7 +173,7 @@ export async function buildApp(config: Readonly<Config>, opts: AppOptions = {}):
   const signer = createMediaUrlSigner(config.mediaUrlTemplate, config.mediaUrlSecret);
   const media = createMedia(store, config, signer, app.log);
   app.addHook('preClose', () => media.close());
-  await app.register(mediaRoutes, media);
+  await app.register(mediaRoutes, { ...media, families });
   const cards = createCardService(store, families, createTrackMediaFiller());
   await app.register(cardRoutes, { cards, media: signer });
   await app.register(familyRoutes, { families });

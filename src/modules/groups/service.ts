@@ -31,11 +31,11 @@ export interface GroupService {
 export function createGroupService(
   store: Store,
   families: FamilyService,
-  config: Pick<Config, 'groupImageUrlTemplate'>,
+  config: Pick<Config, 'groupImageUrlTemplate' | 'publicBaseUrl'>,
 ): GroupService {
   const { db, dialect } = store;
 
-  const imageUrl = (imageId: string): string => groupImageUrl(config.groupImageUrlTemplate, imageId);
+  const imageUrl = (imageId: string): string => groupImageUrl(config.groupImageUrlTemplate, imageId, config.publicBaseUrl);
 
   /**
    * The group criteria for items (rules.ts), against what the family library holds now; with

@@ -6,6 +6,7 @@ import { createFsMediaStore } from '../../media-store/fs-media-store.js';
 import type { MediaUrlSigner } from '../wishlists/media-urls.js';
 import { createAudioUploads, type AudioUploads } from './audio-uploads.js';
 import { createMediaFiles, type MediaFiles } from './media-files.js';
+import { createImages, type Images } from './images.js';
 import { createMediaObjects } from './objects.js';
 import { startTranscodeWorker } from './transcode-worker.js';
 import { createTranscoder } from './transcoder.js';
@@ -13,6 +14,8 @@ import { createTranscoder } from './transcoder.js';
 export interface Media {
   uploads: AudioUploads;
   files: MediaFiles;
+  images: Images;
+  maxImageBytes: number;
   /** Stops the transcode worker (running jobs go back to the queue). */
   close(): Promise<void>;
 }
@@ -48,6 +51,8 @@ export function createMedia(
   return {
     uploads,
     files: createMediaFiles(store, mediaStore, signer),
+    images: createImages({ store, mediaStore, objects, signer, publicBaseUrl: config.publicBaseUrl }),
+    maxImageBytes: config.media.maxImageBytes,
     close: () => worker.close(),
   };
 }

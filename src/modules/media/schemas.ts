@@ -66,3 +66,61 @@ export const TranscodedAnswer = Type.Object({
 });
 
 export const FileParams = Type.Object({ hash: Type.String({ minLength: 1, maxLength: 256 }) });
+
+/** `true`/`false` switches that are on unless `false` is sent (the public service converts by default). */
+const OnUnlessFalse = (description: string) =>
+  Type.Optional(Type.String({ maxLength: 10, description: `${description} On unless \`false\`.` }));
+
+export const CoverQuery = Type.Object({
+  autoconvert: OnUnlessFalse('Resizes (cropping to the centre) and re-encodes the image for its coverType.'),
+  coverType: Type.Optional(
+    Type.Union(
+      ['default', 'activities', 'music', 'myo', 'podcast', 'radio', 'sfx', 'stories'].map((c) => Type.Literal(c)),
+    ),
+  ),
+  filename: Type.Optional(Type.String({ maxLength: 1024 })),
+  imageUrl: Type.Optional(Type.String({ maxLength: 2048 })),
+});
+
+export const CoverAnswer = Type.Object({
+  coverImage: Type.Object({ mediaId: Type.String(), mediaUrl: Type.String() }),
+});
+
+const DisplayIcon = Type.Object({
+  displayIconId: Type.String(),
+  mediaId: Type.String({ description: 'use it as `yoto:#<mediaId>` in `display.icon16x16`' }),
+  userId: Type.String(),
+  createdAt: Type.String(),
+  url: Type.String(),
+  public: Type.Boolean(),
+  title: Type.Optional(Type.String()),
+  publicTags: Type.Optional(Type.Array(Type.String())),
+  new: Type.Optional(Type.Boolean()),
+});
+
+export const DisplayIconList = Type.Object({ displayIcons: Type.Array(DisplayIcon) });
+export const DisplayIconAnswer = Type.Object({ displayIcon: DisplayIcon });
+
+export const IconUploadQuery = Type.Object({
+  autoConvert: OnUnlessFalse('Resizes the image to 16x16 and converts it to PNG; off, it must already be a 16x16 PNG or GIF.'),
+  filename: Type.Optional(Type.String({ maxLength: 1024 })),
+});
+
+export const PublicIconQuery = Type.Object({
+  title: Type.Optional(Type.String({ maxLength: 200 })),
+  tags: Type.Optional(Type.String({ maxLength: 2000, description: 'comma-separated' })),
+});
+
+export const FamilyImageAnswer = Type.Object({ imageId: Type.String(), url: Type.String() });
+export const FamilyImageList = Type.Object({
+  images: Type.Array(
+    Type.Object({ eTag: Type.String(), imageId: Type.String(), lastModified: Type.String(), size: Type.Integer() }),
+  ),
+});
+export const FamilyImageListQuery = Type.Object({
+  limit: Type.Optional(Type.String({ pattern: '^[0-9]{1,4}$', description: 'at most this many images' })),
+});
+export const FamilyImageQuery = Type.Object({
+  width: Type.Optional(Type.String({ maxLength: 6 })),
+  height: Type.Optional(Type.String({ maxLength: 6 })),
+});
