@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { createReadStream, createWriteStream } from 'node:fs';
-import { mkdir, rename, rm, stat } from 'node:fs/promises';
+import { mkdir, readdir, rename, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { Transform, type Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -84,6 +84,29 @@ export function createFsMediaStore(dir: string): MediaStore {
 
     async remove(sha256) {
       await rm(objectPath(sha256), { force: true });
+    },
+
+    async *list() {
+      for (const prefix of await readdir(objectsDir).catch(() => [] as string[])) {
+        for (const name of await readdir(path.join(objectsDir, prefix)).catch(() => [] as string[])) {
+          if (!SHA256_HEX.test(name)) continue;
+          const s = await stat(path.join(objectsDir, prefix, name)).catch(() => undefined);
+          if (s) yield { sha256: name, storedAtMs: s.mtimeMs };
+        }
+      }
+    },
+
+    async sweepStaging(beforeMs) {
+      let removed = 0;
+      for (const name of await readdir(stagingDir).catch(() => [] as string[])) {
+        const file = path.join(stagingDir, name);
+        const s = await stat(file).catch(() => undefined);
+        if (s && s.mtimeMs < beforeMs) {
+          await rm(file, { force: true });
+          removed += 1;
+        }
+      }
+      return removed;
     },
   };
 }

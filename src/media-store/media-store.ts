@@ -19,6 +19,10 @@ export interface MediaStore {
   /** A local file holding the object's bytes, for tools that read files (ffmpeg). */
   localPath(sha256: string): Promise<string>;
   remove(sha256: string): Promise<void>;
+  /** Every stored object with the time it was stored, for garbage collection. */
+  list(): AsyncIterable<{ sha256: string; storedAtMs: number }>;
+  /** Removes staged bytes older than `beforeMs` (left by a crash); the number removed. */
+  sweepStaging(beforeMs: number): Promise<number>;
 }
 
 export interface StagedObject {
