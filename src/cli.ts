@@ -6,7 +6,7 @@ import { openStore } from './db/store.js';
 import { DEMO_USER, seedDemo } from './seed/demo.js';
 import { AlreadySeeded, seedScale } from './seed/scale.js';
 import { serve } from './server.js';
-import { createFsMediaStore } from './media-store/fs-media-store.js';
+import { openMediaStore } from './media-store/open-media-store.js';
 import { collectMediaGarbage } from './modules/media/gc.js';
 
 const USAGE = `usage: cardshelf <command> [options]
@@ -175,7 +175,7 @@ async function mediaCommand(config: Readonly<Config>, args: string[]): Promise<n
   const store = openStore(config.database);
   try {
     await migrateToLatest(store);
-    const report = await collectMediaGarbage(store, createFsMediaStore(config.media.dir), {
+    const report = await collectMediaGarbage(store, openMediaStore(config.media), {
       graceMs,
       dryRun: values['dry-run'],
     });

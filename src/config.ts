@@ -1,6 +1,7 @@
 import path from 'node:path';
 import { Type, type Static } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
+import type { S3StoreConfig } from './media-store/s3-media-store.js';
 
 /**
  * The process environment, described once. Every setting is read here, at start-up, validated,
@@ -53,6 +54,17 @@ const EnvSchema = Type.Object({
   MEDIA_TRANSCODE_CONCURRENCY: Type.Integer({ minimum: 1, maximum: 64, default: 1 }),
   /** How long an audio upload URL stays valid, in seconds. */
   MEDIA_UPLOAD_URL_TTL_SECONDS: Type.Integer({ minimum: 10, default: 3600 }),
+  /**
+   * An S3-compatible object store for media (many instances); unset, the file system under
+   * DATA_DIR. Credentials: the two keys, or else the AWS SDK's default chain.
+   */
+  MEDIA_S3_BUCKET: Type.Optional(Type.String({ minLength: 3, maxLength: 63 })),
+  MEDIA_S3_PREFIX: Type.String({ default: '', pattern: '^$|/$' }),
+  MEDIA_S3_REGION: Type.String({ minLength: 1, default: 'us-east-1' }),
+  MEDIA_S3_ENDPOINT: Type.Optional(Type.String({ pattern: '^https?://' })),
+  MEDIA_S3_FORCE_PATH_STYLE: Type.Union([Type.Literal('true'), Type.Literal('false')], { default: 'false' }),
+  MEDIA_S3_ACCESS_KEY_ID: Type.Optional(Type.String({ minLength: 1 })),
+  MEDIA_S3_SECRET_ACCESS_KEY: Type.Optional(Type.String({ minLength: 1 })),
   /** ffmpeg and ffprobe to run (default: the binaries npm installed with the project). */
   FFMPEG_PATH: Type.Optional(Type.String({ minLength: 1 })),
   FFPROBE_PATH: Type.Optional(Type.String({ minLength: 1 })),
@@ -93,8 +105,9 @@ export interface Config {
 }
 
 export interface MediaConfig {
-  /** The embedded media store's directory (DATA_DIR/media). */
+  /** The embedded media store's directory (DATA_DIR/media); with S3, local staging and copies. */
   dir: string;
+  s3: S3StoreConfig | undefined;
   maxAudioBytes: number;
   maxImageBytes: number;
   quotaBytes: number;
@@ -152,6 +165,9 @@ function fromEnv(env: Env): Config {
           audience: env.LOCAL_AUDIENCE,
           keyFile: path.resolve(env.SIGNING_KEY_FILE ?? path.join(dataDir, 'signing-key.json')),
         };
+  if (Boolean(env.MEDIA_S3_ACCESS_KEY_ID) !== Boolean(env.MEDIA_S3_SECRET_ACCESS_KEY)) {
+    throw new ConfigError('invalid configuration: MEDIA_S3_ACCESS_KEY_ID and MEDIA_S3_SECRET_ACCESS_KEY go together');
+  }
   const publicBaseUrl = (env.PUBLIC_BASE_URL ?? `http://localhost:${env.PORT}`).replace(/\/+$/, '');
   return {
     port: env.PORT,
@@ -169,6 +185,19 @@ function fromEnv(env: Env): Config {
     publicBaseUrl,
     media: {
       dir: path.join(dataDir, 'media'),
+      s3: env.MEDIA_S3_BUCKET
+        ? {
+            bucket: env.MEDIA_S3_BUCKET,
+            prefix: env.MEDIA_S3_PREFIX,
+            region: env.MEDIA_S3_REGION,
+            endpoint: env.MEDIA_S3_ENDPOINT,
+            forcePathStyle: env.MEDIA_S3_FORCE_PATH_STYLE === 'true',
+            credentials:
+              env.MEDIA_S3_ACCESS_KEY_ID && env.MEDIA_S3_SECRET_ACCESS_KEY
+                ? { accessKeyId: env.MEDIA_S3_ACCESS_KEY_ID, secretAccessKey: env.MEDIA_S3_SECRET_ACCESS_KEY }
+                : undefined,
+          }
+        : undefined,
       maxAudioBytes: env.MEDIA_MAX_AUDIO_BYTES,
       maxImageBytes: env.MEDIA_MAX_IMAGE_BYTES,
       quotaBytes: env.MEDIA_QUOTA_BYTES,

@@ -2,7 +2,7 @@ import { createHmac } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { errorCode, startTestApp, type TestApp } from './helpers.js';
 import { expectStatus, newUser } from './fixtures-family.js';
-import { local, makeAudio, pollTranscode, sha256, uploadAudio } from './support/media.js';
+import { local, makeAudio, pollTranscode, sha256, startMediaStore, uploadAudio } from './support/media.js';
 import { openStore } from '../src/db/store.js';
 import { claimTranscode } from '../src/modules/media/repository.js';
 
@@ -11,11 +11,16 @@ const MANAGE = 'user:content:manage';
 
 let t: TestApp;
 let tone: Buffer;
+let mediaStore: Awaited<ReturnType<typeof startMediaStore>>;
 beforeAll(async () => {
-  t = await startTestApp({ MEDIA_URL_SECRET: SECRET, PUBLIC_BASE_URL: 'https://shelf.example' });
+  mediaStore = await startMediaStore();
+  t = await startTestApp({ ...mediaStore.env, MEDIA_URL_SECRET: SECRET, PUBLIC_BASE_URL: 'https://shelf.example' });
   tone = await makeAudio(2, { title: 'A tone' });
 });
-afterAll(() => t.close());
+afterAll(async () => {
+  await t.close();
+  await mediaStore.close();
+});
 
 describe('audio upload and transcode', () => {
   it('gives an upload URL without parameters, takes the PUT, and transcodes to AAC in MP4', async () => {
@@ -175,7 +180,7 @@ describe('audio upload and transcode', () => {
 describe('audio limits', () => {
   let small: TestApp;
   beforeAll(async () => {
-    small = await startTestApp({ MEDIA_MAX_AUDIO_BYTES: '28000', MEDIA_QUOTA_BYTES: '30000' });
+    small = await startTestApp({ ...mediaStore.env, MEDIA_MAX_AUDIO_BYTES: '28000', MEDIA_QUOTA_BYTES: '30000' });
   });
   afterAll(() => small.close());
 

@@ -3,12 +3,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import sharp from 'sharp';
 import { createDeployment, type Deployment } from './support/deployment.js';
 import { runCli, startServer, type ServerProcess } from './support/processes.js';
-import { makeAudio, sha256 } from './support/media.js';
+import { makeAudio, sha256, startMediaStore } from './support/media.js';
 
 /**
  * A real client's flow against `cardshelf serve` with the demo loaded, over HTTP, with a real
  * audio file made by ffmpeg: upload URL, PUT, poll, a card with the returned hash, a playable
- * read, a range of the track; then a cover image, a display icon and a family image.
+ * read, a range of the track; then a cover image, a display icon and a family image. On SQLite
+ * with media on the file system, on PostgreSQL with an S3-compatible store.
  */
 
 async function freePort(): Promise<number> {
@@ -20,22 +21,26 @@ async function freePort(): Promise<number> {
 }
 
 let deployment: Deployment;
+let mediaStore: Awaited<ReturnType<typeof startMediaStore>>;
 let server: ServerProcess;
 let base: string;
 let token: string;
 
 beforeAll(async () => {
   deployment = await createDeployment();
-  const seeded = await runCli(['seed', '--demo'], { ...deployment.env, LOG_LEVEL: 'silent' }).exited;
+  mediaStore = await startMediaStore();
+  const env = { ...deployment.env, ...mediaStore.env };
+  const seeded = await runCli(['seed', '--demo'], { ...env, LOG_LEVEL: 'silent' }).exited;
   expect(seeded.code).toBe(0);
   const port = await freePort();
   base = `http://127.0.0.1:${port}`;
-  server = await startServer({ ...deployment.env, PORT: String(port), PUBLIC_BASE_URL: base, LOG_LEVEL: 'info' });
+  server = await startServer({ ...env, PORT: String(port), PUBLIC_BASE_URL: base, LOG_LEVEL: 'info' });
   token = await deployment.token('auth0|e2e-parent', 'user:content:manage family:library:manage');
 }, 120_000);
 afterAll(async () => {
   await server?.stop();
   await deployment?.close();
+  await mediaStore?.close();
 });
 
 async function api(method: string, path: string, body?: unknown): Promise<{ status: number; body: any }> {

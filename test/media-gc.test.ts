@@ -2,18 +2,23 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import sharp from 'sharp';
 import { cardBody, startTestApp, type TestApp } from './helpers.js';
 import { expectStatus, newUser } from './fixtures-family.js';
-import { makeAudio, pollTranscode, sha256, uploadAudio } from './support/media.js';
+import { makeAudio, pollTranscode, sha256, startMediaStore, uploadAudio } from './support/media.js';
 import { createDeployment } from './support/deployment.js';
 import { runCli } from './support/processes.js';
 import { openStore } from '../src/db/store.js';
-import { createFsMediaStore } from '../src/media-store/fs-media-store.js';
+import { openMediaStore } from '../src/media-store/open-media-store.js';
 import { collectMediaGarbage } from '../src/modules/media/gc.js';
 
 let t: TestApp;
+let mediaStore: Awaited<ReturnType<typeof startMediaStore>>;
 beforeAll(async () => {
-  t = await startTestApp();
+  mediaStore = await startMediaStore();
+  t = await startTestApp(mediaStore.env);
 });
-afterAll(() => t.close());
+afterAll(async () => {
+  await t.close();
+  await mediaStore.close();
+});
 
 describe('media gc', () => {
   it('removes media nothing references (after the grace period), keeps the rest, and a dry run removes nothing', async () => {
@@ -34,7 +39,7 @@ describe('media gc', () => {
     const image = expectStatus(await post('/media/family/images', await png('#333')), 200).body.imageId;
 
     const store = openStore(t.config.database);
-    const media = createFsMediaStore(t.config.media.dir);
+    const media = openMediaStore(t.config.media);
     try {
       const garbage = [sha256(unused), unusedOut, cover].sort();
       const kept = [sha256(used), usedOut, icon, image];

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import sharp from 'sharp';
 import { cardBody, errorCode, startTestApp, type TestApp } from './helpers.js';
 import { adminToken, expectStatus, newUser } from './fixtures-family.js';
-import { local, sha256 } from './support/media.js';
+import { local, sha256, startMediaStore } from './support/media.js';
 import { openStore } from '../src/db/store.js';
 import { seedPublicIcons } from '../src/modules/media/demo-icons.js';
 
@@ -10,10 +10,15 @@ const CONTENT = 'user:content:manage';
 const LIBRARY = 'family:library:manage';
 
 let t: TestApp;
+let mediaStore: Awaited<ReturnType<typeof startMediaStore>>;
 beforeAll(async () => {
-  t = await startTestApp({ MEDIA_MAX_IMAGE_BYTES: '300000' });
+  mediaStore = await startMediaStore();
+  t = await startTestApp({ ...mediaStore.env, MEDIA_MAX_IMAGE_BYTES: '300000' });
 });
-afterAll(() => t.close());
+afterAll(async () => {
+  await t.close();
+  await mediaStore.close();
+});
 
 const png = (width: number, height: number, color = '#c03') =>
   sharp({ create: { width, height, channels: 4, background: color } }).png().toBuffer();

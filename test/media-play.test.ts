@@ -1,8 +1,12 @@
 import { createHmac } from 'node:crypto';
+import { stat } from 'node:fs/promises';
+import path from 'node:path';
+import { openMediaStore } from '../src/media-store/open-media-store.js';
+import { testDialect } from './support/test-database.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cardBody, errorCode, startTestApp, type TestApp } from './helpers.js';
 import { expectStatus, newUser } from './fixtures-family.js';
-import { local, makeAudio, pollTranscode, sha256, uploadAudio } from './support/media.js';
+import { local, makeAudio, pollTranscode, sha256, startMediaStore, uploadAudio } from './support/media.js';
 
 const SECRET = 'media-play-secret-0123456789';
 const SCOPES = 'user:content:manage';
@@ -22,8 +26,10 @@ function cardOf(trackHash: string): Record<string, unknown> {
   return body;
 }
 
+let mediaStore: Awaited<ReturnType<typeof startMediaStore>>;
 beforeAll(async () => {
-  t = await startTestApp({ MEDIA_URL_SECRET: SECRET });
+  mediaStore = await startMediaStore();
+  t = await startTestApp({ ...mediaStore.env, MEDIA_URL_SECRET: SECRET });
   owner = newUser('player');
   token = await t.token(owner, SCOPES);
   const { uploadId } = await uploadAudio(t, token, await makeAudio(3));
@@ -32,7 +38,10 @@ beforeAll(async () => {
   info = done.transcodedInfo;
   cardId = expectStatus(await t.call('POST', '/content', { token, body: cardOf(hash) }), 201).body.card.cardId;
 });
-afterAll(() => t.close());
+afterAll(async () => {
+  await t.close();
+  await mediaStore.close();
+});
 
 async function playableTrackUrl(path = `/content/${cardId}`): Promise<string> {
   const r = expectStatus(await t.call('GET', `${path}?playable=true`, { token }), 200);
@@ -154,5 +163,18 @@ describe('a signed media URL', () => {
     const icon = await t.call('GET', local(r.body.card.content.chapters[0].display.icon16x16));
     expect(icon.status).toBe(404);
     expect(errorCode(icon)).toBe('not-found');
+  });
+});
+
+describe('the media store', () => {
+  it('holds the bytes where configured: the file system on SQLite, the S3-compatible store on PostgreSQL', async () => {
+    const onDisk = await stat(path.join(t.config.media.dir, 'objects', hash.slice(0, 2), hash)).catch(() => undefined);
+    expect(await openMediaStore(t.config.media).stat(hash)).toEqual({ size: info.fileSize });
+    if (t.config.media.s3) {
+      expect(testDialect()).toBe('postgres');
+      expect(onDisk).toBeUndefined();
+    } else {
+      expect(onDisk?.size).toBe(info.fileSize);
+    }
   });
 });

@@ -1,10 +1,9 @@
-import { createHash, randomBytes } from 'node:crypto';
-import { createReadStream, createWriteStream } from 'node:fs';
+import { createReadStream } from 'node:fs';
 import { mkdir, readdir, rename, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
-import { Transform, type Readable } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
-import { ObjectTooLarge, SHA256_HEX, type MediaStore, type StagedObject } from './media-store.js';
+import type { Readable } from 'node:stream';
+import { SHA256_HEX, type MediaStore, type StagedObject } from './media-store.js';
+import { stageToFile, sweepDir } from './staging.js';
 
 /**
  * The embedded media store: files under `<dir>/objects/<first two hex digits>/<sha256>`.
@@ -23,25 +22,7 @@ export function createFsMediaStore(dir: string): MediaStore {
 
   return {
     async stage(body, maxBytes) {
-      await mkdir(stagingDir, { recursive: true });
-      const tempPath = path.join(stagingDir, `${randomBytes(16).toString('hex')}.part`);
-      const hash = createHash('sha256');
-      let size = 0;
-      const meter = new Transform({
-        transform(chunk: Buffer, _enc, done) {
-          size += chunk.length;
-          if (size > maxBytes) return done(new ObjectTooLarge(maxBytes));
-          hash.update(chunk);
-          done(null, chunk);
-        },
-      });
-      try {
-        await pipeline(body, meter, createWriteStream(tempPath, { flags: 'wx' }));
-      } catch (err) {
-        await rm(tempPath, { force: true });
-        throw err;
-      }
-      const sha256 = hash.digest('hex');
+      const { path: tempPath, sha256, size } = await stageToFile(stagingDir, body, maxBytes);
       let settled = false;
       const staged: StagedObject = {
         sha256,
@@ -96,17 +77,6 @@ export function createFsMediaStore(dir: string): MediaStore {
       }
     },
 
-    async sweepStaging(beforeMs) {
-      let removed = 0;
-      for (const name of await readdir(stagingDir).catch(() => [] as string[])) {
-        const file = path.join(stagingDir, name);
-        const s = await stat(file).catch(() => undefined);
-        if (s && s.mtimeMs < beforeMs) {
-          await rm(file, { force: true });
-          removed += 1;
-        }
-      }
-      return removed;
-    },
+    sweepStaging: (beforeMs) => sweepDir(stagingDir, beforeMs),
   };
 }

@@ -1,6 +1,6 @@
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { mkdtemp, readFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -8,6 +8,7 @@ import { expect } from 'vitest';
 import { bundledBinaries } from '../../src/modules/media/transcoder.js';
 import type { Reply, TestApp } from '../helpers.js';
 import { sleep } from '../fixtures-family.js';
+import { testDialect } from './test-database.js';
 
 const run = promisify(execFile);
 
@@ -53,4 +54,31 @@ export async function uploadAudio(t: TestApp, token: string, bytes: Buffer, quer
   const { uploadId, uploadUrl } = r.body.upload;
   const put = await t.call('PUT', local(uploadUrl), { rawBody: bytes, headers: { 'content-type': 'audio/mpeg' } });
   return { uploadId, put };
+}
+
+/**
+ * The media store of this test project: the file system under DATA_DIR with SQLite, and with
+ * PostgreSQL an S3-compatible store (s3rver, from npm, on a loopback port): the two deployments
+ * the README describes. `env` goes into the app's environment.
+ */
+export async function startMediaStore(): Promise<{ env: Record<string, string>; close(): Promise<void> }> {
+  if (testDialect() !== 'postgres') return { env: {}, close: async () => {} };
+  const { default: S3rver } = await import('s3rver');
+  const dir = await mkdtemp(path.join(tmpdir(), 'cardshelf-s3-'));
+  const server = new S3rver({ port: 0, address: '127.0.0.1', silent: true, directory: dir, configureBuckets: [{ name: 'media', configs: [] }] });
+  const { port } = await server.run();
+  return {
+    env: {
+      MEDIA_S3_BUCKET: 'media',
+      MEDIA_S3_PREFIX: 'cardshelf/',
+      MEDIA_S3_ENDPOINT: `http://127.0.0.1:${port}`,
+      MEDIA_S3_FORCE_PATH_STYLE: 'true',
+      MEDIA_S3_ACCESS_KEY_ID: 'S3RVER',
+      MEDIA_S3_SECRET_ACCESS_KEY: 'S3RVER',
+    },
+    async close() {
+      await server.close();
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
 }

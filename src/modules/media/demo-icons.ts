@@ -1,7 +1,7 @@
 import sharp from 'sharp';
 import type { Config } from '../../config.js';
 import type { Store } from '../../db/dialect.js';
-import { createFsMediaStore } from '../../media-store/fs-media-store.js';
+import { openMediaStore } from '../../media-store/open-media-store.js';
 import { createMediaUrlSigner } from '../wishlists/media-urls.js';
 import { createImages } from './images.js';
 import { createMediaObjects } from './objects.js';
@@ -16,7 +16,7 @@ const ICONS: [string, string[], string][] = [
 
 /** Loads the demo's public icons (as an operator would through the admin API); idempotent. */
 export async function seedPublicIcons(store: Store, config: Readonly<Config>): Promise<string[]> {
-  const mediaStore = createFsMediaStore(config.media.dir);
+  const mediaStore = openMediaStore(config.media);
   const images = createImages({
     store,
     mediaStore,

@@ -2,7 +2,7 @@ import path from 'node:path';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Config } from '../../config.js';
 import type { Store } from '../../db/dialect.js';
-import { createFsMediaStore } from '../../media-store/fs-media-store.js';
+import { openMediaStore } from '../../media-store/open-media-store.js';
 import type { MediaUrlSigner } from '../wishlists/media-urls.js';
 import { createAudioUploads, type AudioUploads } from './audio-uploads.js';
 import { createMediaFiles, type MediaFiles } from './media-files.js';
@@ -27,7 +27,7 @@ export function createMedia(
   signer: MediaUrlSigner,
   log: FastifyBaseLogger,
 ): Media {
-  const mediaStore = createFsMediaStore(config.media.dir);
+  const mediaStore = openMediaStore(config.media);
   const objects = createMediaObjects(store, mediaStore, config.media.quotaBytes);
   const worker = startTranscodeWorker({
     store,
