@@ -1,4 +1,5 @@
 import type { Readable } from 'node:stream';
+import { LRUCache } from 'lru-cache';
 import rangeParser from 'range-parser';
 import type { Store } from '../../db/dialect.js';
 import type { MediaStore } from '../../media-store/media-store.js';
@@ -32,18 +33,33 @@ export interface RequestHeaders {
 }
 
 export function createMediaFiles(store: Store, mediaStore: MediaStore, signer: MediaUrlSigner): MediaFiles {
+  // Objects never change under their name, so what a GET needs of one (type, size) is kept a
+  // while: a player fetching a track range by range costs one lookup, not one each. Only found
+  // objects are kept; garbage collection removes objects long after anything names them.
+  const known = new LRUCache<string, { contentType: string; size: number }>({ max: 10_000, ttl: 60_000 });
+
+  async function lookUp(sha256: string): Promise<{ contentType: string; size: number } | undefined> {
+    const cached = known.get(sha256);
+    if (cached) return cached;
+    const object = SHA256_HEX.test(sha256) ? await repo.findObject(store.db, sha256) : undefined;
+    const stat = object && (await mediaStore.stat(sha256));
+    if (!object || !stat) return undefined;
+    const found = { contentType: object.content_type, size: stat.size };
+    known.set(sha256, found);
+    return found;
+  }
+
   async function respond(
     sha256: string,
     request: RequestHeaders,
     cacheControl: string,
   ): Promise<MediaResponse> {
-    const object = SHA256_HEX.test(sha256) ? await repo.findObject(store.db, sha256) : undefined;
-    const stat = object && (await mediaStore.stat(sha256));
-    if (!object || !stat) throw notFound('media');
-    const size = stat.size;
+    const object = await lookUp(sha256);
+    if (!object) throw notFound('media');
+    const size = object.size;
     const etag = `"${sha256}"`;
     const headers: Record<string, string> = {
-      'content-type': object.content_type,
+      'content-type': object.contentType,
       etag,
       'accept-ranges': 'bytes',
       'cache-control': cacheControl,

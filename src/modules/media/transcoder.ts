@@ -88,21 +88,7 @@ export function createTranscoder(paths: { ffmpeg?: string; ffprobe?: string } = 
     },
 
     async transcode(input, output, { loudnorm, probe, signal, onProgress }) {
-      const rate = PLAYER_SAMPLE_RATES.includes(probe.sampleRate) ? probe.sampleRate : 44100;
-      const args = [
-        '-nostdin', '-hide_banner', '-loglevel', 'error', '-y',
-        '-i', input,
-        '-map', '0:a:0', '-vn', '-sn', '-dn',
-        '-ac', probe.channels === 1 ? '1' : '2',
-        ...(loudnorm ? ['-af', LOUDNORM] : []),
-        '-ar', String(rate),
-        '-c:a', 'aac', '-b:a', BITRATE,
-        // The same source gives the same bytes, so the same transcoded hash.
-        '-map_metadata', '-1', '-fflags', '+bitexact', '-flags:a', '+bitexact',
-        '-movflags', '+faststart', '-f', 'mp4',
-        '-progress', 'pipe:1', '-nostats',
-        output,
-      ];
+      const args = transcodeArgs(input, output, { loudnorm, probe, global: ['-progress', 'pipe:1', '-nostats'] });
       const { code, stderr } = await run(binary('ffmpeg'), args, {
         signal,
         onStdout: (text) => {
@@ -116,6 +102,28 @@ export function createTranscoder(paths: { ffmpeg?: string; ffprobe?: string } = 
       if (code !== 0) throw new UnreadableAudio(`ffmpeg could not transcode this file: ${lastLine(stderr) || `exit code ${code}`}`);
     },
   };
+}
+
+/** ffmpeg's arguments for a transcode (bench/media.ts runs ffmpeg alone with the same ones). */
+export function transcodeArgs(
+  input: string,
+  output: string,
+  opts: { loudnorm: boolean; probe: AudioProbe; global?: string[] },
+): string[] {
+  const rate = PLAYER_SAMPLE_RATES.includes(opts.probe.sampleRate) ? opts.probe.sampleRate : 44100;
+  return [
+    '-nostdin', '-hide_banner', '-loglevel', 'error', '-y', ...(opts.global ?? []),
+    '-i', input,
+    '-map', '0:a:0', '-vn', '-sn', '-dn',
+    '-ac', opts.probe.channels === 1 ? '1' : '2',
+    ...(opts.loudnorm ? ['-af', LOUDNORM] : []),
+    '-ar', String(rate),
+    '-c:a', 'aac', '-b:a', BITRATE,
+    // The same source gives the same bytes, so the same transcoded hash.
+    '-map_metadata', '-1', '-fflags', '+bitexact', '-flags:a', '+bitexact',
+    '-movflags', '+faststart', '-f', 'mp4',
+    output,
+  ];
 }
 
 function lastLine(text: string): string {
