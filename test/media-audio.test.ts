@@ -4,6 +4,7 @@ import { errorCode, startTestApp, type TestApp } from './helpers.js';
 import { expectStatus, newUser } from './fixtures-family.js';
 import { local, makeAudio, pollTranscode, sha256, startMediaStore, uploadAudio } from './support/media.js';
 import { openStore } from '../src/db/store.js';
+import { buildApp } from '../src/app.js';
 import { claimTranscode } from '../src/modules/media/repository.js';
 
 const SECRET = 'media-test-secret-0123456789';
@@ -269,6 +270,45 @@ describe('the transcode queue', () => {
       await stores[0]!.db.deleteFrom('transcodes').where('source_sha256', 'in', sources).execute();
     } finally {
       for (const s of stores) await s.db.destroy();
+    }
+  });
+});
+
+describe('a restart', () => {
+  it('leaves no job running: an instance stopping mid-transcode puts it back, and the next one finishes it', async () => {
+    const env = await startMediaStore();
+    const first = await startTestApp(env.env);
+    let second: Awaited<ReturnType<typeof buildApp>> | undefined;
+    try {
+      const token = await first.token(newUser('restart'), MANAGE);
+      const long = await makeAudio(90, { hz: 123 });
+      const { uploadId, put } = await uploadAudio(first, token, long);
+      expectStatus(put, 200);
+      await first.app.close(); // at once: the transcode is queued or running
+
+      const store = openStore(first.config.database);
+      try {
+        const job = await store.db.selectFrom('transcodes').selectAll().where('source_sha256', '=', sha256(long)).executeTakeFirstOrThrow();
+        expect(['queued', 'done']).toContain(job.status);
+      } finally {
+        await store.db.destroy();
+      }
+
+      second = await buildApp(first.config);
+      let answer: any;
+      for (let i = 0; i < 600; i++) {
+        const r = await second.inject({ method: 'GET', url: `/media/upload/${uploadId}/transcoded`, headers: { authorization: `Bearer ${token}` } });
+        expect(r.statusCode).toBe(200);
+        answer = r.json().transcode;
+        if (answer.transcodedSha256) break;
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      expect(answer.transcodedSha256).toMatch(/^[0-9a-f]{64}$/);
+      expect(answer.transcodedInfo.duration).toBeGreaterThan(89);
+    } finally {
+      await second?.close();
+      await first.close();
+      await env.close();
     }
   });
 });
