@@ -45,15 +45,25 @@ export function startTranscodeWorker(deps: {
   const running = new Set<Promise<void>>();
   const abort = new AbortController();
   let closed = false;
-  let filling = false;
+  let filling: Promise<void> | undefined;
   let again = false;
 
-  async function fill(): Promise<void> {
+  /** Puts a claimed job back in the queue (this instance is stopping). */
+  const release = (job: TranscodeRow): Promise<unknown> =>
+    repo.updateClaimedTranscode(store.db, job, { status: 'queued', lease_until: null, updated_at: now() }).catch(() => {});
+
+  function fill(): Promise<void> {
     if (filling) {
       again = true;
-      return;
+      return filling;
     }
-    filling = true;
+    filling = claimWhileRoom().finally(() => {
+      filling = undefined;
+    });
+    return filling;
+  }
+
+  async function claimWhileRoom(): Promise<void> {
     try {
       do {
         again = false;
@@ -66,6 +76,10 @@ export function startTranscodeWorker(deps: {
             new Date(at + LEASE_MS).toISOString(),
           );
           if (!job) break;
+          if (closed) {
+            await release(job); // claimed while the instance began to stop
+            break;
+          }
           const task = runJob(job).finally(() => {
             running.delete(task);
             if (!closed) kick();
@@ -75,8 +89,6 @@ export function startTranscodeWorker(deps: {
       } while (again && !closed);
     } catch (err) {
       if (!closed) log.error({ err }, 'transcode queue: claiming a job failed');
-    } finally {
-      filling = false;
     }
   }
 
@@ -134,9 +146,7 @@ export function startTranscodeWorker(deps: {
     } catch (err) {
       if (closed) {
         // Stopped on purpose (shutdown): back in the queue for the next instance or start.
-        await repo
-          .updateClaimedTranscode(store.db, job, { status: 'queued', lease_until: null, updated_at: now() })
-          .catch(() => {});
+        await release(job);
         return;
       }
       const final = err instanceof UnreadableAudio || job.attempts >= MAX_ATTEMPTS;
@@ -169,6 +179,7 @@ export function startTranscodeWorker(deps: {
       closed = true;
       clearInterval(poll);
       abort.abort();
+      await filling;
       await Promise.allSettled([...running]);
     },
   };
