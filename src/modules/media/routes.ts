@@ -84,7 +84,7 @@ export async function mediaRoutes(
       response: { 200: PutAnswer, ...binaryErrors },
     },
     handler: async (req) => ({
-      upload: await uploads.receive(req.params.uploadId, req.query, req.body as NodeJS.ReadableStream as never),
+      upload: await uploads.receive(req.params.uploadId, req.query, req.body as Readable),
     }),
   });
 
