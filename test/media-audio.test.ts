@@ -215,6 +215,28 @@ describe('audio limits', () => {
   });
 });
 
+describe('the quota under concurrency', () => {
+  let tight: TestApp;
+  beforeAll(async () => {
+    tight = await startTestApp({ ...mediaStore.env, MEDIA_QUOTA_BYTES: '30000' });
+  });
+  afterAll(() => tight.close());
+
+  it('holds when uploads race: the bytes kept never exceed it', async () => {
+    const token = await tight.token(newUser('racer'), MANAGE);
+    const files = await Promise.all([150, 250, 350, 450, 550, 650].map((hz) => makeAudio(1, { hz })));
+    const urls = await Promise.all(files.map(() => tight.call('GET', '/media/transcode/audio/uploadUrl', { token })));
+    const puts = await Promise.all(
+      files.map((bytes, i) => tight.call('PUT', local(urls[i]!.body.upload.uploadUrl), { rawBody: bytes, headers: { 'content-type': 'audio/mpeg' } })),
+    );
+    const kept = files.filter((_, i) => puts[i]!.status === 200);
+    for (const put of puts) expect([200, 413]).toContain(put.status);
+    expect(kept.length).toBeGreaterThan(0);
+    expect(kept.length).toBeLessThan(files.length);
+    expect(kept.reduce((n, f) => n + f.length, 0)).toBeLessThanOrEqual(30000);
+  });
+});
+
 describe('the transcode queue', () => {
   it('takes over a job whose worker died (its lease lapsed) and finishes it', async () => {
     const token = await t.token(newUser('crash'), MANAGE);
