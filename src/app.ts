@@ -25,6 +25,9 @@ import { createLibraryService } from './modules/library/service.js';
 import { wishlistRoutes } from './modules/wishlists/routes.js';
 import { Wishlist } from './modules/wishlists/schemas.js';
 import { createMediaUrlSigner } from './modules/wishlists/media-urls.js';
+import { createMedia } from './modules/media/media.js';
+import { mediaRoutes } from './modules/media/routes.js';
+import { createTrackMediaFiller } from './modules/media/track-media.js';
 import { createWishlistService } from './modules/wishlists/service.js';
 import { answerProtocolErrors, clientError, createErrorHandler, methodAwareNotFound } from './shared/error-handler.js';
 import { registerJsonParser } from './shared/json-body.js';
@@ -178,14 +181,19 @@ export async function buildApp(config: Readonly<Config>, opts: AppOptions = {}):
   );
 
   const families = createFamilyService(store, config);
-  await app.register(cardRoutes, { cards: createCardService(store, families) });
+  const signer = createMediaUrlSigner(config.mediaUrlTemplate, config.mediaUrlSecret);
+  const media = createMedia(store, config, signer, app.log);
+  app.addHook('preClose', () => media.close());
+  await app.register(mediaRoutes, { ...media, families });
+  const cards = createCardService(store, families, createTrackMediaFiller());
+  await app.register(cardRoutes, { cards, media: signer });
   await app.register(familyRoutes, { families });
   const groups = createGroupService(store, families, config);
   await app.register(libraryRoutes, { library: createLibraryService(store, families, groups) });
   await app.register(groupRoutes, { groups });
   await app.register(wishlistRoutes, {
     wishlists: createWishlistService(store),
-    media: createMediaUrlSigner(config.mediaUrlTemplate, config.mediaUrlSecret),
+    media: signer,
   });
 
   return app as unknown as App;

@@ -6,6 +6,8 @@ import { openStore } from './db/store.js';
 import { DEMO_USER, seedDemo } from './seed/demo.js';
 import { AlreadySeeded, seedScale } from './seed/scale.js';
 import { serve } from './server.js';
+import { openMediaStore } from './media-store/open-media-store.js';
+import { collectMediaGarbage } from './modules/media/gc.js';
 
 const USAGE = `usage: cardshelf <command> [options]
 
@@ -19,6 +21,9 @@ commands:
   seed --scale N [--cards-per-user 50] [--catalogue 200] [--prefix scale]
                              generate N users, each with a family, MYO cards with chapters,
                              library records, groups and wishlists (progress on stderr)
+  media gc [--grace 7d] [--dry-run]
+                             remove stored media nothing references, stored before the grace
+                             period; prints what it removed (or would remove) as JSON
 
 Settings come from the environment; see README.md.
 `;
@@ -27,7 +32,7 @@ const err = (line: string): void => {
   process.stderr.write(`${line}\n`);
 };
 
-/** Runs one command; resolves to the exit code. Only `token` and `seed --demo` write to stdout. */
+/** Runs one command; resolves to the exit code. Only `token`, `seed --demo` and `media gc` write to stdout. */
 export async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
   if (!command || command === 'help' || command === '--help' || command === '-h') {
@@ -53,6 +58,8 @@ export async function main(argv: string[]): Promise<number> {
       return token(config, rest);
     case 'seed':
       return seed(config, rest);
+    case 'media':
+      return mediaCommand(config, rest);
     default:
       err(`cardshelf: unknown command '${command}'\n\n${USAGE}`);
       return 2;
@@ -148,6 +155,44 @@ async function seed(config: Readonly<Config>, args: string[]): Promise<number> {
   }
   err(`demo user: ${DEMO_USER}; the token below is valid for 24 hours`);
   return token(config, ['--sub', DEMO_USER, '--scope', 'user:content:manage family:library:manage', '--expires-in', '24h']);
+}
+
+async function mediaCommand(config: Readonly<Config>, args: string[]): Promise<number> {
+  const [sub, ...rest] = args;
+  if (sub !== 'gc') {
+    err(`cardshelf media: the one subcommand is gc\n\n${USAGE}`);
+    return 2;
+  }
+  const { values } = parseArgs({
+    args: rest,
+    options: { grace: { type: 'string', default: '7d' }, 'dry-run': { type: 'boolean', default: false } },
+  });
+  const graceMs = durationMs(values.grace);
+  if (graceMs === undefined) {
+    err(`cardshelf media gc: --grace takes a duration such as 30m, 12h or 7d, not '${values.grace}'`);
+    return 2;
+  }
+  const store = openStore(config.database);
+  try {
+    await migrateToLatest(store);
+    const report = await collectMediaGarbage(store, openMediaStore(config.media), {
+      graceMs,
+      dryRun: values['dry-run'],
+    });
+    err(`media gc: ${report.dryRun ? 'would remove' : 'removed'} ${report.removed.length} objects, ${report.bytes} bytes`);
+    process.stdout.write(`${JSON.stringify(report)}\n`);
+    return 0;
+  } finally {
+    await store.db.destroy();
+  }
+}
+
+/** `30s`, `15m`, `2h`, `7d` in milliseconds, or undefined. */
+function durationMs(text: string | undefined): number | undefined {
+  const match = /^(\d+)(s|m|h|d)$/.exec(text ?? '');
+  if (!match) return undefined;
+  const unit = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 }[match[2] as 's' | 'm' | 'h' | 'd'];
+  return Number(match[1]) * unit;
 }
 
 async function seedScaleCommand(

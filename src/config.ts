@@ -2,6 +2,7 @@ import path from 'node:path';
 import { Type, type Static } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
 import type { DatabaseConfig } from './db/config.js';
+import type { S3StoreConfig } from './media-store/s3-media-store.js';
 
 /**
  * The process environment, described once. Every setting is read here, at start-up, validated,
@@ -40,12 +41,42 @@ const EnvSchema = Type.Object({
     default: 'https://images.cardshelf.invalid/groups/{imageId}',
   }),
   /**
-   * Signed media URLs in wishlist answers (without `format=raw`): `{hash}` is replaced by the
-   * URL-encoded hash of a `service:#<hash>` reference; the secret is the one the media host checks
-   * the signatures with (unset: a random one for each process).
+   * Signed media URLs (wishlists, `playable=true` card reads): `{hash}` is replaced by the
+   * URL-encoded hash of a `service:#<hash>` or `yoto:#<hash>` reference; the secret is the one the
+   * media host checks the signatures with (unset: a random one for each process, so instances
+   * behind one address must share one). Unset template: this server's `/media/files/{hash}`.
    */
-  MEDIA_URL_TEMPLATE: Type.String({ pattern: '\\{hash\\}', default: 'https://media.cardshelf.invalid/{hash}' }),
+  MEDIA_URL_TEMPLATE: Type.Optional(Type.String({ pattern: '\\{hash\\}' })),
   MEDIA_URL_SECRET: Type.Optional(Type.String({ minLength: 16 })),
+  /**
+   * The address clients reach this server at, for the URLs it hands out (upload URLs, signed
+   * media URLs, images). Default: http://localhost:<PORT>.
+   */
+  PUBLIC_BASE_URL: Type.Optional(Type.String({ pattern: '^https?://[^\\s]+$' })),
+  /** Largest audio upload, in bytes (default 1 GiB, as the public service). */
+  MEDIA_MAX_AUDIO_BYTES: Type.Integer({ minimum: 1024, default: 1_073_741_824 }),
+  /** Largest image upload (cover, icon, family image), in bytes (default 8 MiB). */
+  MEDIA_MAX_IMAGE_BYTES: Type.Integer({ minimum: 1024, default: 8_388_608 }),
+  /** Bytes of media each user may hold (default 10 GiB); beyond it uploads answer 413. */
+  MEDIA_QUOTA_BYTES: Type.Integer({ minimum: 0, default: 10_737_418_240 }),
+  /** Transcodes one instance runs at once. */
+  MEDIA_TRANSCODE_CONCURRENCY: Type.Integer({ minimum: 1, maximum: 64, default: 1 }),
+  /** How long an audio upload URL stays valid, in seconds. */
+  MEDIA_UPLOAD_URL_TTL_SECONDS: Type.Integer({ minimum: 10, default: 3600 }),
+  /**
+   * An S3-compatible object store for media (many instances); unset, the file system under
+   * DATA_DIR. Credentials: the two keys, or else the AWS SDK's default chain.
+   */
+  MEDIA_S3_BUCKET: Type.Optional(Type.String({ minLength: 3, maxLength: 63 })),
+  MEDIA_S3_PREFIX: Type.String({ default: '', pattern: '^$|/$' }),
+  MEDIA_S3_REGION: Type.String({ minLength: 1, default: 'us-east-1' }),
+  MEDIA_S3_ENDPOINT: Type.Optional(Type.String({ pattern: '^https?://' })),
+  MEDIA_S3_FORCE_PATH_STYLE: Type.Union([Type.Literal('true'), Type.Literal('false')], { default: 'false' }),
+  MEDIA_S3_ACCESS_KEY_ID: Type.Optional(Type.String({ minLength: 1 })),
+  MEDIA_S3_SECRET_ACCESS_KEY: Type.Optional(Type.String({ minLength: 1 })),
+  /** ffmpeg and ffprobe to run (default: the binaries npm installed with the project). */
+  FFMPEG_PATH: Type.Optional(Type.String({ minLength: 1 })),
+  FFPROBE_PATH: Type.Optional(Type.String({ minLength: 1 })),
   /** Country given to stub families, which no operator has described yet. */
   DEFAULT_COUNTRY: Type.String({ pattern: '^[A-Z]{2}$', default: 'US' }),
   /** Largest accepted request body, in bytes (wishlists have their own, smaller, rule). */
@@ -73,10 +104,25 @@ export interface Config {
   groupImageUrlTemplate: string;
   mediaUrlTemplate: string;
   mediaUrlSecret: string | undefined;
+  publicBaseUrl: string;
+  media: MediaConfig;
   defaultCountry: string;
   bodyLimit: number;
   corsOrigin: string[] | '*';
   rateLimitPerMinute: number;
+}
+
+export interface MediaConfig {
+  /** The embedded media store's directory (DATA_DIR/media); with S3, local staging and copies. */
+  dir: string;
+  s3: S3StoreConfig | undefined;
+  maxAudioBytes: number;
+  maxImageBytes: number;
+  quotaBytes: number;
+  transcodeConcurrency: number;
+  uploadUrlTtlSeconds: number;
+  ffmpegPath: string | undefined;
+  ffprobePath: string | undefined;
 }
 
 export class ConfigError extends Error {}
@@ -121,6 +167,10 @@ function fromEnv(env: Env): Config {
           audience: env.LOCAL_AUDIENCE,
           keyFile: path.resolve(env.SIGNING_KEY_FILE ?? path.join(dataDir, 'signing-key.json')),
         };
+  if (Boolean(env.MEDIA_S3_ACCESS_KEY_ID) !== Boolean(env.MEDIA_S3_SECRET_ACCESS_KEY)) {
+    throw new ConfigError('invalid configuration: MEDIA_S3_ACCESS_KEY_ID and MEDIA_S3_SECRET_ACCESS_KEY go together');
+  }
+  const publicBaseUrl = (env.PUBLIC_BASE_URL ?? `http://localhost:${env.PORT}`).replace(/\/+$/, '');
   return {
     port: env.PORT,
     host: env.HOST,
@@ -143,8 +193,33 @@ function fromEnv(env: Env): Config {
     logLevel: env.LOG_LEVEL,
     auth,
     groupImageUrlTemplate: env.GROUP_IMAGE_URL_TEMPLATE,
-    mediaUrlTemplate: env.MEDIA_URL_TEMPLATE,
+    // Unset, signed media URLs point at this server's own media route.
+    mediaUrlTemplate: env.MEDIA_URL_TEMPLATE ?? `${publicBaseUrl}/media/files/{hash}`,
     mediaUrlSecret: env.MEDIA_URL_SECRET,
+    publicBaseUrl,
+    media: {
+      dir: path.join(dataDir, 'media'),
+      s3: env.MEDIA_S3_BUCKET
+        ? {
+            bucket: env.MEDIA_S3_BUCKET,
+            prefix: env.MEDIA_S3_PREFIX,
+            region: env.MEDIA_S3_REGION,
+            endpoint: env.MEDIA_S3_ENDPOINT,
+            forcePathStyle: env.MEDIA_S3_FORCE_PATH_STYLE === 'true',
+            credentials:
+              env.MEDIA_S3_ACCESS_KEY_ID && env.MEDIA_S3_SECRET_ACCESS_KEY
+                ? { accessKeyId: env.MEDIA_S3_ACCESS_KEY_ID, secretAccessKey: env.MEDIA_S3_SECRET_ACCESS_KEY }
+                : undefined,
+          }
+        : undefined,
+      maxAudioBytes: env.MEDIA_MAX_AUDIO_BYTES,
+      maxImageBytes: env.MEDIA_MAX_IMAGE_BYTES,
+      quotaBytes: env.MEDIA_QUOTA_BYTES,
+      transcodeConcurrency: env.MEDIA_TRANSCODE_CONCURRENCY,
+      uploadUrlTtlSeconds: env.MEDIA_UPLOAD_URL_TTL_SECONDS,
+      ffmpegPath: env.FFMPEG_PATH,
+      ffprobePath: env.FFPROBE_PATH,
+    },
     defaultCountry: env.DEFAULT_COUNTRY,
     bodyLimit: env.BODY_LIMIT,
     corsOrigin:

@@ -1,5 +1,6 @@
 import net from 'node:net';
 import fc from 'fast-check';
+import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expectStatus, newUser } from './fixtures.js';
 import { createDeployment, type Deployment } from './support/deployment.js';
@@ -33,6 +34,23 @@ const ROUTES: [string, string][] = [
   ['GET', '/wishlists/shared/:id'],
   ['PUT', '/admin/cards/:id'],
   ['PUT', '/admin/families/:id'],
+  ['GET', '/media/transcode/audio/uploadUrl'],
+  ['GET', '/media/upload/:id/transcoded'],
+  ['POST', '/media/coverImage/user/me/upload'],
+  ['GET', '/media/displayIcons/user/me'],
+  ['GET', '/media/displayIcons/user/yoto'],
+  ['POST', '/media/displayIcons/user/me/upload'],
+  ['POST', '/admin/media/displayIcons'],
+  ['POST', '/media/family/images'],
+  ['GET', '/media/family/images'],
+  ['GET', '/media/family/images/:id'],
+];
+
+/** Routes whose URL is the permission (signed) or that are public: no token is asked for. */
+const TOKENLESS_ROUTES: [string, string][] = [
+  ['PUT', '/media/upload/:id/file'],
+  ['GET', '/media/files/:id'],
+  ['GET', '/media/public/:id'],
 ];
 
 function expectSane(reply: Reply, what: string): void {
@@ -58,7 +76,8 @@ describe('fuzz: no 5xx for anything a client sends', () => {
   });
   afterAll(() => t.close());
 
-  const route = fc.constantFrom(...ROUTES);
+  const route = fc.constantFrom(...ROUTES, ...TOKENLESS_ROUTES);
+  const tokenRoute = fc.constantFrom(...ROUTES);
   const caller = fc.nat(31);
   const pathId = fc.oneof(fc.string({ maxLength: 40 }), fc.constantFrom('dmFr1', 'mine', '..', '%00', 'a'.repeat(300)));
   // Any UTF-16 code unit, lone surrogates included: fast-check's own units never make those, and
@@ -143,7 +162,7 @@ describe('fuzz: no 5xx for anything a client sends', () => {
 
   it('odd query strings and authorization headers', async () => {
     await fc.assert(
-      fc.asyncProperty(route, fc.string({ maxLength: 60 }), fc.string({ maxLength: 80 }), async ([method, path], query, auth) => {
+      fc.asyncProperty(tokenRoute, fc.string({ maxLength: 60 }), fc.string({ maxLength: 80 }), async ([method, path], query, auth) => {
         const url = `${path.replace(':id', 'abcde')}?${encodeURIComponent(query)}=${encodeURIComponent(query)}&showdeleted=${encodeURIComponent(query)}`;
         const withToken = await t.call(method, url, { token });
         expectSane(withToken, `${method} ${url}`);
@@ -242,6 +261,86 @@ describe('fuzz: input the stores would change or choke on', () => {
     const second = await t.token('auth0|\udc00');
     expect((await t.call('POST', '/wishlists', { token: first, body: { content: [{ item: 'secret' }] } })).status).toBe(401);
     expect((await t.call('GET', '/wishlists', { token: second })).status).toBe(401);
+  });
+});
+
+describe('fuzz: media bytes', () => {
+  let t: TestApp;
+  let token: string;
+  let signedUrl: string;
+  beforeAll(async () => {
+    t = await startTestApp({ MEDIA_MAX_IMAGE_BYTES: '4096', MEDIA_MAX_AUDIO_BYTES: '4096' });
+    token = await t.token('auth0|media-fuzzer', 'user:content:manage family:library:manage admin');
+    // A stored object and a signed URL of it, for the Range fuzz: a display icon made from a PNG.
+    const png = await sharp({ create: { width: 20, height: 20, channels: 4, background: '#08f' } }).png().toBuffer();
+    const icon = expectStatus(
+      await t.call('POST', '/media/displayIcons/user/me/upload', { token, rawBody: png, headers: { 'content-type': 'image/png' } }),
+      200,
+    ).body.displayIcon;
+    const body = cardBody('fuzz icon');
+    (body.content as any).chapters[0].display = { icon16x16: `service:#${icon.mediaId}` };
+    const cardId = expectStatus(await t.call('POST', '/content', { token, body }), 201).body.card.cardId;
+    const read = expectStatus(await t.call('GET', `/content/${cardId}?playable=true`, { token }), 200);
+    const url = new URL(read.body.card.content.chapters[0].display.icon16x16);
+    signedUrl = `${url.pathname}${url.search}`;
+  });
+  afterAll(() => t.close());
+
+  const bytes = fc.oneof(
+    fc.uint8Array({ maxLength: 5000 }).map((b) => Buffer.from(b)),
+    // Starts that sniff as a known type, then junk.
+    fc.tuple(fc.constantFrom('ID3', 'RIFF\0\0\0\0WAVE', '\x89PNG\r\n\x1a\n', 'GIF89a', '\xff\xd8\xff', 'fLaC', 'OggS'), fc.uint8Array({ maxLength: 3000 }))
+      .map(([head, tail]) => Buffer.concat([Buffer.from(head, 'latin1'), Buffer.from(tail)])),
+  );
+  const contentType = fc.constantFrom('application/octet-stream', 'image/png', 'audio/mpeg', 'multipart/form-data; boundary=x', 'application/json', '');
+
+  it('image uploads of any bytes: an answer or a clear 4xx', async () => {
+    const upload = fc.constantFrom(
+      '/media/coverImage/user/me/upload',
+      '/media/coverImage/user/me/upload?autoconvert=false',
+      '/media/displayIcons/user/me/upload',
+      '/media/displayIcons/user/me/upload?autoConvert=false',
+      '/media/family/images',
+      '/admin/media/displayIcons?title=x',
+    );
+    await fc.assert(
+      fc.asyncProperty(upload, bytes, contentType, async (url, raw, type) => {
+        const headers: Record<string, string> = type ? { 'content-type': type } : {};
+        expectSane(await t.call('POST', url, { token, rawBody: raw, headers }), `POST ${url} ${type}`);
+      }),
+      { numRuns: 150 },
+    );
+  });
+
+  it('audio PUTs of any bytes to a fresh upload URL: an answer or a clear 4xx', async () => {
+    await fc.assert(
+      fc.asyncProperty(bytes, contentType, fc.boolean(), async (raw, type, declare) => {
+        const query = declare ? `?sha256=${'ab'.repeat(32)}` : '';
+        const r = expectStatus(await t.call('GET', `/media/transcode/audio/uploadUrl${query}`, { token }), 200);
+        const url = new URL(r.body.upload.uploadUrl);
+        const headers: Record<string, string> = type ? { 'content-type': type } : {};
+        const put = await t.call('PUT', `${url.pathname}${url.search}`, { rawBody: raw, headers });
+        expectSane(put, `PUT ${type} ${raw.length} bytes`);
+      }),
+      { numRuns: 100 },
+    );
+  });
+
+  it('any Range header on a signed URL: 200, 206 or 416 in the error shape', async () => {
+    const range = fc.oneof(
+      fc.string({ maxLength: 30 }),
+      fc.tuple(fc.integer({ min: -5, max: 200 }), fc.integer({ min: -5, max: 200 })).map(([a, b]) => `bytes=${a}-${b}`),
+      fc.integer({ min: 0, max: 200 }).map((n) => `bytes=-${n}`),
+      fc.constant('bytes=0-1,5-6'),
+    );
+    await fc.assert(
+      fc.asyncProperty(range, async (value) => {
+        const r = await t.call('GET', signedUrl, { headers: { range: value.replace(/[\r\n]/g, '') } });
+        expectSane(r, `Range: ${value}`);
+        expect([200, 206, 416]).toContain(r.status);
+      }),
+      { numRuns: 200 },
+    );
   });
 });
 

@@ -438,9 +438,9 @@ describe('format=raw', () => {
 });
 
 describe('without format=raw', () => {
-  /** A signed, expiring access URL of the default media URL template, for `hash`. */
+  /** A signed, expiring access URL of the default media URL template (this server's own), for `hash`. */
   const signed = (hash: string) =>
-    new RegExp(`^https://media\\.cardshelf\\.invalid/${hash}\\?expires=\\d+&signature=[A-Za-z0-9_-]{43}$`);
+    new RegExp(`^http://localhost:8080/media/files/${hash}\\?expires=\\d+&signature=[A-Za-z0-9_-]{43}$`);
 
   const content = [
     { item: 'abcde', icon: 'service:#abc123', more: { list: ['service:#def456', 'plain'] }, note: 'see service:#abc123' },

@@ -15,6 +15,12 @@ export interface Database {
   library_records: LibraryRecordsTable;
   library_groups: LibraryGroupsTable;
   wishlists: WishlistsTable;
+  media_objects: MediaObjectsTable;
+  media_holdings: MediaHoldingsTable;
+  audio_uploads: AudioUploadsTable;
+  transcodes: TranscodesTable;
+  display_icons: DisplayIconsTable;
+  family_images: FamilyImagesTable;
   readiness_probe: ReadinessProbeTable;
 }
 
@@ -114,6 +120,69 @@ export interface WishlistsTable {
   updated_at: string;
 }
 
+/** Sizes are `bigint` columns: PostgreSQL hands them back as strings, SQLite as numbers. */
+type BigIntColumn = number | string;
+
+/** Media tables (migration 002): see migrations/002-media.ts. */
+export interface MediaObjectsTable {
+  sha256: string;
+  size: BigIntColumn;
+  content_type: string;
+  created_at: string;
+}
+
+export interface MediaHoldingsTable {
+  /** A user id, or `family:<familyId>` for a family's images. */
+  owner_id: string;
+  sha256: string;
+  kind: 'audio-source' | 'audio' | 'cover' | 'icon' | 'family-image';
+  size: BigIntColumn;
+  created_at: string;
+}
+
+export interface AudioUploadsTable {
+  upload_id: string;
+  user_id: string;
+  filename: string | null;
+  declared_sha256: string | null;
+  state: 'awaiting' | 'receiving' | 'received';
+  source_sha256: string | null;
+  url_expires_at: string;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface TranscodesTable {
+  source_sha256: string;
+  loudnorm: Flag;
+  status: 'queued' | 'running' | 'done' | 'failed';
+  attempts: number;
+  lease_until: string | null;
+  progress: number;
+  transcoded_sha256: string | null;
+  transcoded_info: string | null;
+  error: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface DisplayIconsTable {
+  display_icon_id: string;
+  user_id: string;
+  media_id: string;
+  title: string | null;
+  /** JSON array of strings. */
+  public_tags: string;
+  created_at: string;
+}
+
+export interface FamilyImagesTable {
+  family_id: string;
+  image_id: string;
+  size: BigIntColumn;
+  created_at: string;
+}
+
 /** One row (id 1), rewritten by every readiness check: see db/readiness.ts. */
 export interface ReadinessProbeTable {
   id: number;
@@ -130,3 +199,7 @@ export type FamilyEventRow = Selectable<FamilyEventsTable>;
 export type LibraryRecordRow = Selectable<LibraryRecordsTable>;
 export type GroupRow = Selectable<LibraryGroupsTable>;
 export type WishlistRow = Selectable<WishlistsTable>;
+export type AudioUploadRow = Selectable<AudioUploadsTable>;
+export type TranscodeRow = Selectable<TranscodesTable>;
+export type DisplayIconRow = Selectable<DisplayIconsTable>;
+export type FamilyImageRow = Selectable<FamilyImagesTable>;

@@ -25,6 +25,11 @@ export interface StoreDialect {
    * columns (sortkey, ids, ISO timestamps), and their order must not depend on the database.
    */
   readonly text: ColumnDataType | Expression<unknown>;
+  /**
+   * `select ... for update skip locked` is available: workers claiming queued jobs at once skip
+   * each other's rows. Without it (SQLite) a claiming statement holds the write lock instead.
+   */
+  readonly skipLocked: boolean;
 }
 
 export interface Store {

@@ -1,13 +1,15 @@
 import { Migrator, type Migration, type MigrationProvider, type MigrationResultSet } from 'kysely';
 import type { Store, StoreDialect } from './dialect.js';
 import { initial } from './migrations/001-initial.js';
-import { readinessProbe } from './migrations/002-readiness-probe.js';
+import { media } from './migrations/002-media.js';
+import { readinessProbe } from './migrations/003-readiness-probe.js';
 
 /** The migrations, in order. Names sort; each is built for the dialect it runs on. */
 function migrations(dialect: StoreDialect): Record<string, Migration> {
   return {
     '001-initial': initial(dialect),
-    '002-readiness-probe': readinessProbe(),
+    '002-media': media(dialect),
+    '003-readiness-probe': readinessProbe(),
   };
 }
 

@@ -103,5 +103,6 @@ export function postgresDialect(config: PostgresConfig): StoreDialect {
     // The database's default collation may be linguistic (en_US ignores punctuation, mixes case);
     // "C" compares bytes, which for UTF-8 is code point order, as SQLite does.
     text: sql`text collate "C"`,
+    skipLocked: true,
   };
 }

@@ -121,5 +121,6 @@ export function sqliteDialect(config: SqliteConfig): StoreDialect {
     autoIncrementPrimaryKey: (col) => col.primaryKey().autoIncrement(),
     // SQLite compares text with BINARY unless told otherwise.
     text: 'text',
+    skipLocked: false,
   };
 }

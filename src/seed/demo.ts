@@ -7,6 +7,7 @@ import { createLibraryService } from '../modules/library/service.js';
 import { listSummariesByOwner } from '../modules/cards/repository.js';
 import { listGroups } from '../modules/groups/repository.js';
 import type { CardInput } from '../modules/cards/schemas.js';
+import { seedPublicIcons } from '../modules/media/demo-icons.js';
 
 export const DEMO_USER = 'auth0|demo-parent';
 export const DEMO_FAMILY = 'demofamily';
@@ -85,7 +86,8 @@ const myoCards: CardInput[] = [
 
 /**
  * Loads a small demo: a family with two members and two players, three catalogue cards (free,
- * premium, club), MYO cards with chapters, two library records and a group. Running it again
+ * premium, club), MYO cards with chapters, two library records, a group and public display
+ * icons. Running it again
  * leaves the data as it is.
  */
 export async function seedDemo(store: Store, config: Readonly<Config>, log: (line: string) => void): Promise<void> {
@@ -133,4 +135,6 @@ export async function seedDemo(store: Store, config: Readonly<Config>, log: (lin
     });
   }
   log('library: dmFr1, dmCl1; group "Bedtime"');
+
+  log(`public display icons: ${(await seedPublicIcons(store, config)).join(', ')}`);
 }

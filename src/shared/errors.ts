@@ -15,6 +15,7 @@ export const ERROR_STATUS = {
   'method-not-allowed': 405,
   'request-timeout': 408,
   'payload-too-large': 413,
+  'range-not-satisfiable': 416,
   'unsupported-media-type': 415,
   'rate-limited': 429,
   'headers-too-large': 431,

@@ -134,11 +134,36 @@ describe('loadConfig settings', () => {
   });
 
   it('signs media URLs with the default template and a secret of its own unless told', () => {
-    expect(loadConfig({}).mediaUrlTemplate).toBe('https://media.cardshelf.invalid/{hash}');
+    expect(loadConfig({}).mediaUrlTemplate).toBe('http://localhost:8080/media/files/{hash}');
+    expect(loadConfig({ PUBLIC_BASE_URL: 'https://shelf.example/' }).mediaUrlTemplate).toBe(
+      'https://shelf.example/media/files/{hash}',
+    );
     expect(loadConfig({}).mediaUrlSecret).toBeUndefined();
     const c = loadConfig({ MEDIA_URL_TEMPLATE: 'https://cdn.example/m/{hash}', MEDIA_URL_SECRET: 's'.repeat(32) });
     expect(c.mediaUrlTemplate).toBe('https://cdn.example/m/{hash}');
     expect(c.mediaUrlSecret).toBe('s'.repeat(32));
+  });
+
+  it('keeps media on the file system unless an S3 bucket is named', () => {
+    expect(loadConfig({ DATA_DIR: '/srv/shelf' }).media).toMatchObject({ dir: '/srv/shelf/media', s3: undefined });
+    const c = loadConfig({
+      MEDIA_S3_BUCKET: 'shelf-media',
+      MEDIA_S3_ENDPOINT: 'http://127.0.0.1:9000',
+      MEDIA_S3_FORCE_PATH_STYLE: 'true',
+      MEDIA_S3_ACCESS_KEY_ID: 'key',
+      MEDIA_S3_SECRET_ACCESS_KEY: 'secret',
+    });
+    expect(c.media.s3).toEqual({
+      bucket: 'shelf-media',
+      prefix: '',
+      region: 'us-east-1',
+      endpoint: 'http://127.0.0.1:9000',
+      forcePathStyle: true,
+      credentials: { accessKeyId: 'key', secretAccessKey: 'secret' },
+    });
+    expect(loadConfig({ MEDIA_S3_BUCKET: 'shelf-media' }).media.s3?.credentials).toBeUndefined();
+    expect(() => loadConfig({ MEDIA_S3_BUCKET: 'b12', MEDIA_S3_ACCESS_KEY_ID: 'key' })).toThrow(/go together/);
+    expect(() => loadConfig({ MEDIA_S3_PREFIX: 'no-slash' })).toThrow(/MEDIA_S3_PREFIX/);
   });
 
   it('takes the other strings as given', () => {

@@ -122,10 +122,19 @@ describe('visibleItems', () => {
 });
 
 describe('groupImageUrl', () => {
+  const BASE = 'https://shelf.example';
   it('puts the URL-encoded image id into every {imageId} of the template', () => {
-    expect(groupImageUrl('https://img.example/groups/{imageId}', 'moon-01')).toBe('https://img.example/groups/moon-01');
-    expect(groupImageUrl('https://img.example/{imageId}/{imageId}.png', 'a b/c?d')).toBe(
+    expect(groupImageUrl('https://img.example/groups/{imageId}', 'moon-01', BASE)).toBe('https://img.example/groups/moon-01');
+    expect(groupImageUrl('https://img.example/{imageId}/{imageId}.png', 'a b/c?d', BASE)).toBe(
       'https://img.example/a%20b%2Fc%3Fd/a%20b%2Fc%3Fd.png',
+    );
+  });
+
+  it("points an uploaded family image's id (a SHA-256) at the family image endpoint", () => {
+    const id = 'ab'.repeat(32);
+    expect(groupImageUrl('https://img.example/groups/{imageId}', id, BASE)).toBe(`${BASE}/media/family/images/${id}`);
+    expect(groupImageUrl('https://img.example/groups/{imageId}', id.toUpperCase(), BASE)).toBe(
+      `https://img.example/groups/${id.toUpperCase()}`,
     );
   });
 });

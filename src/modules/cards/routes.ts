@@ -4,14 +4,18 @@ import { isOn } from '../../shared/query-flags.js';
 import { ErrorRef, PathId, QueryFlag, StatusOk, authErrors } from '../../shared/schemas.js';
 import { sendRaw, type App } from '../../shared/http.js';
 import type { CardService } from './service.js';
+import type { MediaUrlSigner } from '../wishlists/media-urls.js';
 import { AdminCardInput, CardEnvelope, CardInput, CardList } from './schemas.js';
 import { CARD_ID_PATTERN } from '../../shared/ids.js';
 
 const ListQuery = Type.Object({ showdeleted: QueryFlag("Includes the caller's deleted cards.") });
 const CardParams = Type.Object({ cardId: PathId('the card id') });
+const ReadQuery = Type.Object({
+  playable: QueryFlag('Answers every media reference (tracks, icons, cover) as a signed, expiring URL.'),
+});
 
-export async function cardRoutes(app: App, opts: { cards: CardService }): Promise<void> {
-  const { cards } = opts;
+export async function cardRoutes(app: App, opts: { cards: CardService; media: MediaUrlSigner }): Promise<void> {
+  const { cards, media } = opts;
 
   // Two equivalent paths; only /content/mine asks for a scope.
   for (const [url, auth] of [
@@ -45,9 +49,13 @@ export async function cardRoutes(app: App, opts: { cards: CardService }): Promis
           "Readable by the owner, by members of a family whose library holds the card, and, for free catalogue cards, by everyone. Anything else answers 404.",
         security: [{ bearer: [] }],
         params: CardParams,
+        querystring: ReadQuery,
         response: { 200: CardEnvelope, ...authErrors, 404: ErrorRef },
       },
-      handler: async (req, reply) => sendRaw(reply, 200, await cards.read(req.principal.userId, req.params.cardId)),
+      handler: async (req, reply) => {
+        const card = await cards.read(req.principal.userId, req.params.cardId);
+        return sendRaw(reply, 200, isOn(req.query.playable) ? media.signAll(card) : card);
+      },
     });
   }
 

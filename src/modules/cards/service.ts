@@ -1,4 +1,5 @@
 import type { Store } from '../../db/dialect.js';
+import type { Db } from '../../db/unit-of-work.js';
 import { now } from '../../shared/clock.js';
 import { AppError, badRequest, notFound } from '../../shared/errors.js';
 import { newCardId } from '../../shared/ids.js';
@@ -28,13 +29,20 @@ export interface CardService {
 
 const MAX_ID_ATTEMPTS = 8;
 
-export function createCardService(store: Store, families: FamilyService): CardService {
+/**
+ * Completes a card's tracks from stored media (see media/track-media.ts) before it is saved;
+ * it reads through `db`, the transaction the save runs in, if any.
+ */
+export type TrackFiller = (db: Db, doc: CardDoc) => Promise<void>;
+
+export function createCardService(store: Store, families: FamilyService, fillTracks: TrackFiller = async () => {}): CardService {
   const { db } = store;
 
   async function create(userId: string, input: CardInput): Promise<RawJson> {
     const at = now();
     for (let attempt = 0; attempt < MAX_ID_ATTEMPTS; attempt++) {
       const doc = buildCardDoc(input, { cardId: newCardId(), userId, createdAt: at, updatedAt: at, deleted: false });
+      await fillTracks(db, doc);
       const row = cardRow(doc, 'myo');
       // 62^5 ids: a collision is rare, and the primary key catches it; then draw again.
       if (await repo.insertCard(db, row)) return asRawJson(row.doc);
@@ -71,6 +79,7 @@ export function createCardService(store: Store, families: FamilyService): CardSe
           updatedAt: now(),
           deleted: false,
         });
+        await fillTracks(trx, doc);
         const row = cardRow(doc, 'myo');
         await repo.updateCard(trx, cardId, row);
         return { created: false, card: wrapRaw('card', row.doc) };
@@ -102,6 +111,7 @@ export function createCardService(store: Store, families: FamilyService): CardSe
           updatedAt: at,
           deleted: input.deleted ?? false,
         });
+        await fillTracks(trx, doc);
         const row = cardRow(doc, 'catalogue');
         if (existing) await repo.updateCard(trx, cardId, row);
         else await repo.insertCard(trx, row);

@@ -59,8 +59,13 @@ export function visibleItems<D>(
   return { items: shown, cards };
 }
 
-/** `imageUrl` from the configured template: every `{imageId}` becomes the URL-encoded id. */
-export function groupImageUrl(template: string, imageId: string): string {
+/**
+ * `imageUrl`: for an uploaded family image (its id is a SHA-256), the family image endpoint, as
+ * the public service answers it; otherwise (a pre-made image) the configured template, every
+ * `{imageId}` becoming the URL-encoded id.
+ */
+export function groupImageUrl(template: string, imageId: string, publicBaseUrl: string): string {
+  if (/^[0-9a-f]{64}$/.test(imageId)) return `${publicBaseUrl}/media/family/images/${imageId}`;
   return template.replaceAll('{imageId}', encodeURIComponent(imageId));
 }
 

@@ -35,11 +35,11 @@ export interface GroupService {
 export function createGroupService(
   store: Store,
   families: FamilyService,
-  config: Pick<Config, 'groupImageUrlTemplate'>,
+  config: Pick<Config, 'groupImageUrlTemplate' | 'publicBaseUrl'>,
 ): GroupService {
   const { db } = store;
 
-  const imageUrl = (imageId: string): string => groupImageUrl(config.groupImageUrlTemplate, imageId);
+  const imageUrl = (imageId: string): string => groupImageUrl(config.groupImageUrlTemplate, imageId, config.publicBaseUrl);
 
   /** Documents of the given cards that the family library holds, by card id (one query). */
   async function heldDocs(from: Db, familyId: string, cardIds: readonly string[]): Promise<Map<string, string>> {

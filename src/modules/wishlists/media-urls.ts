@@ -1,11 +1,12 @@
-import { createHmac, randomBytes } from 'node:crypto';
+import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { RawJson } from '../../shared/raw-json.js';
 import { mayHoldMediaRef, mediaRefHash } from '../cards/media-ref.js';
 
 /**
- * Signed media URLs (DECISIONS.md, "Wishlists"): unless `format=raw` is asked for, the media
- * references (`service:#<hash>` and `yoto:#<hash>` alike) in an answer become signed, expiring
- * access URLs. What is stored, and measured by the size rule, keeps the references.
+ * Signed media URLs (DECISIONS.md, "Wishlists" and "Media"): in wishlist answers (unless
+ * `format=raw`) and card reads with `playable=true`, the media references (`service:#<hash>`
+ * and `yoto:#<hash>` alike) become signed, expiring access URLs, which the media routes check
+ * with `verify`. What is stored, and measured by the size rule, keeps the references.
  */
 
 /** How long a signed URL stays valid. */
@@ -16,6 +17,8 @@ export interface MediaUrlSigner {
   sign(ref: string, nowMs?: number): string;
   /** `json` with every string that is a media reference, whole, replaced by its signed URL. */
   signAll(json: RawJson, nowMs?: number): RawJson;
+  /** Checks the `expires` and `signature` parameters of a URL this signer made for `hash`. */
+  verify(hash: string, expires: string, signature: string, nowMs?: number): 'valid' | 'expired' | 'invalid';
 }
 
 /**
@@ -26,10 +29,12 @@ export interface MediaUrlSigner {
 export function createMediaUrlSigner(template: string, secret: string | undefined): MediaUrlSigner {
   const key = secret ?? randomBytes(32).toString('base64url');
 
+  const mac = (hash: string, expires: string): Buffer => createHmac('sha256', key).update(`${hash}:${expires}`).digest();
+
   /** Both prefixes name the same media, so they sign to the same URL. */
   function signHash(hash: string, nowMs: number): string {
     const expires = Math.floor(nowMs / 1000) + MEDIA_URL_TTL_SECONDS;
-    const signature = createHmac('sha256', key).update(`${hash}:${expires}`).digest('base64url');
+    const signature = mac(hash, String(expires)).toString('base64url');
     const base = template.replaceAll('{hash}', encodeURIComponent(hash));
     return `${base}${base.includes('?') ? '&' : '?'}expires=${expires}&signature=${signature}`;
   }
@@ -50,6 +55,13 @@ export function createMediaUrlSigner(template: string, secret: string | undefine
         return hash === undefined ? value : signHash(hash, nowMs);
       });
       return JSON.stringify(signed) as RawJson;
+    },
+    verify(hash, expires, signature, nowMs = Date.now()) {
+      if (!/^\d{1,12}$/.test(expires)) return 'invalid';
+      const given = Buffer.from(signature, 'base64url');
+      const wanted = mac(hash, expires);
+      if (given.length !== wanted.length || !timingSafeEqual(given, wanted)) return 'invalid';
+      return Number(expires) * 1000 <= nowMs ? 'expired' : 'valid';
     },
   };
 }

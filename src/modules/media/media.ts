@@ -1,0 +1,58 @@
+import path from 'node:path';
+import type { FastifyBaseLogger } from 'fastify';
+import type { Config } from '../../config.js';
+import type { Store } from '../../db/dialect.js';
+import { openMediaStore } from '../../media-store/open-media-store.js';
+import type { MediaUrlSigner } from '../wishlists/media-urls.js';
+import { createAudioUploads, type AudioUploads } from './audio-uploads.js';
+import { createMediaFiles, type MediaFiles } from './media-files.js';
+import { createImages, type Images } from './images.js';
+import { createMediaObjects } from './objects.js';
+import { startTranscodeWorker } from './transcode-worker.js';
+import { createTranscoder } from './transcoder.js';
+
+export interface Media {
+  uploads: AudioUploads;
+  files: MediaFiles;
+  images: Images;
+  maxImageBytes: number;
+  /** Stops the transcode worker (running jobs go back to the queue). */
+  close(): Promise<void>;
+}
+
+/** The media module, wired from the configuration: store, services and the transcode worker. */
+export function createMedia(
+  store: Store,
+  config: Readonly<Config>,
+  signer: MediaUrlSigner,
+  log: FastifyBaseLogger,
+): Media {
+  const mediaStore = openMediaStore(config.media);
+  const objects = createMediaObjects(store, mediaStore, config.media.quotaBytes);
+  const worker = startTranscodeWorker({
+    store,
+    mediaStore,
+    objects,
+    transcoder: createTranscoder({ ffmpeg: config.media.ffmpegPath, ffprobe: config.media.ffprobePath }),
+    concurrency: config.media.transcodeConcurrency,
+    workDir: path.join(config.media.dir, 'work'),
+    log: log.child({ component: 'transcode' }),
+  });
+  const uploads = createAudioUploads({
+    store,
+    mediaStore,
+    objects,
+    publicBaseUrl: config.publicBaseUrl,
+    secret: config.mediaUrlSecret,
+    urlTtlSeconds: config.media.uploadUrlTtlSeconds,
+    maxBytes: config.media.maxAudioBytes,
+    onQueued: () => worker.kick(),
+  });
+  return {
+    uploads,
+    files: createMediaFiles(store, mediaStore, signer),
+    images: createImages({ store, mediaStore, objects, signer, publicBaseUrl: config.publicBaseUrl }),
+    maxImageBytes: config.media.maxImageBytes,
+    close: () => worker.close(),
+  };
+}

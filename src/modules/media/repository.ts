@@ -1,0 +1,267 @@
+import { sql, type Kysely, type Transaction } from 'kysely';
+import type {
+  AudioUploadRow,
+  Database,
+  DisplayIconRow,
+  FamilyImageRow,
+  MediaHoldingsTable,
+  TranscodeRow,
+} from '../../db/database.js';
+import type { StoreDialect } from '../../db/dialect.js';
+
+type Db = Kysely<Database> | Transaction<Database>;
+
+// ---- stored objects and their holders ----
+
+export async function findObject(
+  db: Db,
+  sha256: string,
+): Promise<{ sha256: string; size: number; content_type: string } | undefined> {
+  const row = await db.selectFrom('media_objects').selectAll().where('sha256', '=', sha256).executeTakeFirst();
+  return row && { sha256: row.sha256, size: Number(row.size), content_type: row.content_type };
+}
+
+export async function insertObject(db: Db, sha256: string, size: number, contentType: string, at: string): Promise<void> {
+  await db
+    .insertInto('media_objects')
+    .values({ sha256, size, content_type: contentType, created_at: at })
+    .onConflict((oc) => oc.column('sha256').doNothing())
+    .execute();
+}
+
+/** Bytes an owner holds: each object once per kind it is held as. */
+export async function bytesHeld(db: Db, ownerId: string): Promise<number> {
+  const row = await db
+    .selectFrom('media_holdings')
+    .select((eb) => eb.fn.coalesce(eb.fn.sum<number | string>('size'), sql<number>`0`).as('total'))
+    .where('owner_id', '=', ownerId)
+    .executeTakeFirstOrThrow();
+  return Number(row.total);
+}
+
+export async function holds(db: Db, ownerId: string, sha256: string, kind: MediaHoldingsTable['kind']): Promise<boolean> {
+  const row = await db
+    .selectFrom('media_holdings')
+    .select('sha256')
+    .where('owner_id', '=', ownerId)
+    .where('sha256', '=', sha256)
+    .where('kind', '=', kind)
+    .executeTakeFirst();
+  return row !== undefined;
+}
+
+/** True when anyone holds the object as this kind. */
+export async function heldAs(db: Db, sha256: string, kinds: MediaHoldingsTable['kind'][]): Promise<boolean> {
+  const row = await db
+    .selectFrom('media_holdings')
+    .select('sha256')
+    .where('sha256', '=', sha256)
+    .where('kind', 'in', kinds)
+    .limit(1)
+    .executeTakeFirst();
+  return row !== undefined;
+}
+
+export async function insertHolding(
+  db: Db,
+  row: { owner_id: string; sha256: string; kind: MediaHoldingsTable['kind']; size: number; created_at: string },
+): Promise<void> {
+  await db
+    .insertInto('media_holdings')
+    .values(row)
+    .onConflict((oc) => oc.columns(['owner_id', 'sha256', 'kind']).doNothing())
+    .execute();
+}
+
+// ---- audio uploads ----
+
+export async function insertUpload(db: Db, row: AudioUploadRow): Promise<void> {
+  await db.insertInto('audio_uploads').values(row).execute();
+}
+
+export async function findUpload(db: Db, uploadId: string): Promise<AudioUploadRow | undefined> {
+  return db.selectFrom('audio_uploads').selectAll().where('upload_id', '=', uploadId).executeTakeFirst();
+}
+
+/** Moves an upload from one state to another; false when it was not in `from` (a race lost). */
+export async function moveUpload(
+  db: Db,
+  uploadId: string,
+  from: AudioUploadRow['state'],
+  to: AudioUploadRow['state'],
+  at: string,
+  sourceSha256?: string,
+): Promise<boolean> {
+  const result = await db
+    .updateTable('audio_uploads')
+    .set({ state: to, updated_at: at, ...(sourceSha256 ? { source_sha256: sourceSha256 } : {}) })
+    .where('upload_id', '=', uploadId)
+    .where('state', '=', from)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) === 1;
+}
+
+// ---- transcodes (the persisted job queue) ----
+
+export async function findTranscode(db: Db, sourceSha256: string, loudnorm: boolean): Promise<TranscodeRow | undefined> {
+  return db
+    .selectFrom('transcodes')
+    .selectAll()
+    .where('source_sha256', '=', sourceSha256)
+    .where('loudnorm', '=', loudnorm ? 1 : 0)
+    .executeTakeFirst();
+}
+
+/** The finished transcode whose output is `transcodedSha256`, if any. */
+export async function findTranscodeByOutput(db: Db, transcodedSha256: string): Promise<TranscodeRow | undefined> {
+  return db
+    .selectFrom('transcodes')
+    .selectAll()
+    .where('transcoded_sha256', '=', transcodedSha256)
+    .where('status', '=', 'done')
+    .limit(1)
+    .executeTakeFirst();
+}
+
+/** Queues a transcode unless one of that source and setting exists. */
+export async function queueTranscode(db: Db, sourceSha256: string, loudnorm: boolean, at: string): Promise<void> {
+  await db
+    .insertInto('transcodes')
+    .values({
+      source_sha256: sourceSha256,
+      loudnorm: loudnorm ? 1 : 0,
+      status: 'queued',
+      attempts: 0,
+      lease_until: null,
+      progress: 0,
+      transcoded_sha256: null,
+      transcoded_info: null,
+      error: null,
+      created_at: at,
+      updated_at: at,
+    })
+    .onConflict((oc) => oc.columns(['source_sha256', 'loudnorm']).doNothing())
+    .execute();
+}
+
+/**
+ * Claims the oldest job that is queued, or running under a lease that lapsed (its worker died),
+ * in one statement. On PostgreSQL the candidate row is locked with SKIP LOCKED, so instances
+ * claiming at once take different jobs; on SQLite the statement holds the database's write lock.
+ * `attempts` is raised: it is the claim's token, which later writes by this worker must match.
+ */
+export async function claimTranscode(
+  db: Db,
+  dialect: StoreDialect,
+  now: string,
+  leaseUntil: string,
+): Promise<TranscodeRow | undefined> {
+  const lock = dialect.skipLocked ? sql` for update skip locked` : sql``;
+  const result = await sql<TranscodeRow>`
+    update transcodes
+       set status = 'running', attempts = attempts + 1, lease_until = ${leaseUntil}, updated_at = ${now}
+     where (source_sha256, loudnorm) = (
+       select source_sha256, loudnorm from transcodes
+        where status = 'queued' or (status = 'running' and lease_until < ${now})
+        order by created_at, source_sha256
+        limit 1${lock})
+    returning *`.execute(db);
+  return result.rows[0];
+}
+
+type JobKey = Pick<TranscodeRow, 'source_sha256' | 'loudnorm' | 'attempts'>;
+
+/** Updates the claimed job `job` while its claim holds; false once another worker took it over. */
+export async function updateClaimedTranscode(
+  db: Db,
+  job: JobKey,
+  values: Partial<Pick<TranscodeRow, 'status' | 'lease_until' | 'progress' | 'transcoded_sha256' | 'transcoded_info' | 'error' | 'updated_at'>>,
+): Promise<boolean> {
+  const result = await db
+    .updateTable('transcodes')
+    .set(values)
+    .where('source_sha256', '=', job.source_sha256)
+    .where('loudnorm', '=', job.loudnorm)
+    .where('attempts', '=', job.attempts)
+    .where('status', '=', 'running')
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) === 1;
+}
+
+// ---- display icons ----
+
+export async function listIcons(db: Db, userId: string): Promise<DisplayIconRow[]> {
+  return db
+    .selectFrom('display_icons')
+    .selectAll()
+    .where('user_id', '=', userId)
+    .orderBy('created_at')
+    .orderBy('display_icon_id')
+    .execute();
+}
+
+export async function findIconByMedia(db: Db, userId: string, mediaId: string): Promise<DisplayIconRow | undefined> {
+  return db
+    .selectFrom('display_icons')
+    .selectAll()
+    .where('user_id', '=', userId)
+    .where('media_id', '=', mediaId)
+    .executeTakeFirst();
+}
+
+export async function insertIcon(db: Db, row: DisplayIconRow): Promise<boolean> {
+  const result = await db
+    .insertInto('display_icons')
+    .values(row)
+    .onConflict((oc) => oc.columns(['user_id', 'media_id']).doNothing())
+    .executeTakeFirst();
+  return Number(result.numInsertedOrUpdatedRows ?? 0) === 1;
+}
+
+export async function updateIcon(db: Db, userId: string, mediaId: string, title: string | null, tags: string): Promise<void> {
+  await db
+    .updateTable('display_icons')
+    .set({ title, public_tags: tags })
+    .where('user_id', '=', userId)
+    .where('media_id', '=', mediaId)
+    .execute();
+}
+
+// ---- family images ----
+
+export async function listFamilyImages(db: Db, familyId: string, limit: number | undefined): Promise<FamilyImageRow[]> {
+  let q = db
+    .selectFrom('family_images')
+    .selectAll()
+    .where('family_id', '=', familyId)
+    .orderBy('created_at')
+    .orderBy('image_id');
+  if (limit !== undefined) q = q.limit(limit);
+  return q.execute();
+}
+
+export async function countFamilyImages(db: Db, familyId: string): Promise<number> {
+  const row = await db
+    .selectFrom('family_images')
+    .select((eb) => eb.fn.countAll<number | string>().as('n'))
+    .where('family_id', '=', familyId)
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
+}
+
+export async function findFamilyImage(db: Db, familyId: string, imageId: string): Promise<FamilyImageRow | undefined> {
+  return db
+    .selectFrom('family_images')
+    .selectAll()
+    .where('family_id', '=', familyId)
+    .where('image_id', '=', imageId)
+    .executeTakeFirst();
+}
+
+export async function insertFamilyImage(db: Db, row: FamilyImageRow): Promise<void> {
+  await db
+    .insertInto('family_images')
+    .values(row)
+    .onConflict((oc) => oc.columns(['family_id', 'image_id']).doNothing())
+    .execute();
+}
