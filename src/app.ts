@@ -35,8 +35,6 @@ import { ErrorBody, MAX_PATH_ID_LENGTH } from './shared/schemas.js';
 import type { App } from './shared/http.js';
 import { migrateToLatest } from './db/migrate.js';
 
-/** How long a whole request may take to arrive, body included (about 280 kbit/s for 1 MiB). */
-const REQUEST_TIMEOUT_MS = 30_000;
 
 export interface AppOptions {
   /** Use this store instead of opening the configured one (it is then not closed with the app). */
@@ -68,7 +66,7 @@ export async function buildApp(config: Readonly<Config>, opts: AppOptions = {}):
     // Content-Length would otherwise hold its connection open forever. Node then answers 408
     // (through clientErrorHandler), checking every second instead of every 30 seconds; it only
     // applies requestTimeout when headersTimeout is not longer.
-    requestTimeout: REQUEST_TIMEOUT_MS,
+    requestTimeout: config.requestTimeoutMs,
     http: { headersTimeout: 10_000, connectionsCheckingInterval: 1000, requireHostHeader: false },
     // A base URL configured with a trailing slash gives `//content/mine`; answer it anyway.
     routerOptions: {

@@ -79,6 +79,11 @@ const EnvSchema = Type.Object({
   FFPROBE_PATH: Type.Optional(Type.String({ minLength: 1 })),
   /** Country given to stub families, which no operator has described yet. */
   DEFAULT_COUNTRY: Type.String({ pattern: '^[A-Z]{2}$', default: 'US' }),
+  /**
+   * How long a whole request may take to arrive, body included: a body that stops short of its
+   * Content-Length is cut off (408) after this. Node's own default; audio uploads need it long.
+   */
+  REQUEST_TIMEOUT_MS: Type.Integer({ minimum: 1_000, maximum: 3_600_000, default: 300_000 }),
   /** Largest accepted request body, in bytes (wishlists have their own, smaller, rule). */
   BODY_LIMIT: Type.Integer({ minimum: 1024, default: 1_048_576 }),
   /** Comma-separated list of allowed CORS origins, or `*`. */
@@ -108,6 +113,7 @@ export interface Config {
   media: MediaConfig;
   defaultCountry: string;
   bodyLimit: number;
+  requestTimeoutMs: number;
   corsOrigin: string[] | '*';
   rateLimitPerMinute: number;
 }
@@ -222,6 +228,7 @@ function fromEnv(env: Env): Config {
     },
     defaultCountry: env.DEFAULT_COUNTRY,
     bodyLimit: env.BODY_LIMIT,
+    requestTimeoutMs: env.REQUEST_TIMEOUT_MS,
     corsOrigin:
       env.CORS_ORIGIN.trim() === '*'
         ? '*'

@@ -101,6 +101,12 @@ describe('loadConfig settings', () => {
     });
   });
 
+  it('takes REQUEST_TIMEOUT_MS (default 5 minutes, for uploads) and refuses less than a second', () => {
+    expect(loadConfig({}).requestTimeoutMs).toBe(300_000);
+    expect(loadConfig({ REQUEST_TIMEOUT_MS: '45000' }).requestTimeoutMs).toBe(45_000);
+    expect(() => loadConfig({ REQUEST_TIMEOUT_MS: '10' })).toThrow(/REQUEST_TIMEOUT_MS/);
+  });
+
   it('takes the database bounds, and refuses ones too small to serve', () => {
     const c = loadConfig({
       DATABASE_URL: 'postgres://db/x',

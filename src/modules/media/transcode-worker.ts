@@ -5,8 +5,10 @@ import { randomBytes } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
 import type { TranscodeRow } from '../../db/database.js';
 import type { Store } from '../../db/dialect.js';
+import { asUnavailable } from '../../db/errors.js';
 import type { MediaStore } from '../../media-store/media-store.js';
 import { now } from '../../shared/clock.js';
+import { RepeatFilter } from '../../shared/repeat-filter.js';
 import type { MediaObjects } from './objects.js';
 import * as repo from './repository.js';
 import { OUTPUT_CONTENT_TYPE, UnreadableAudio, type TranscodedInfo, type Transcoder } from './transcoder.js';
@@ -45,6 +47,7 @@ export function startTranscodeWorker(deps: {
   const running = new Set<Promise<void>>();
   const abort = new AbortController();
   let closed = false;
+  const databaseFailures = new RepeatFilter(10_000);
   let filling: Promise<void> | undefined;
   let again = false;
 
@@ -88,7 +91,14 @@ export function startTranscodeWorker(deps: {
         }
       } while (again && !closed);
     } catch (err) {
-      if (!closed) log.error({ err }, 'transcode queue: claiming a job failed');
+      if (closed) return;
+      const failure = asUnavailable(err);
+      // The database being away is no bug of the queue: one line per kind and window, as the
+      // request log does (src/shared/error-handler.ts), not one stack per poll.
+      if (!failure) log.error({ err }, 'transcode queue: claiming a job failed');
+      else if (databaseFailures.admit(`${failure.reason} ${failure.detail}`) !== undefined) {
+        log.warn({ reason: failure.reason, cause: failure.detail }, 'transcode queue: database unavailable');
+      }
     }
   }
 
