@@ -21,7 +21,8 @@ RUN rm -rf node_modules && npm ci --omit=dev --no-audit --no-fund && npm cache c
 FROM ${NODE_IMAGE} AS runtime
 ENV NODE_ENV=production \
     PORT=8080 \
-    DATA_DIR=/data
+    DATA_DIR=/data \
+    LOAD_SHED_EVENT_LOOP_DELAY_MS=1000
 WORKDIR /app
 COPY --from=deps --chown=root:root /app/node_modules ./node_modules
 COPY --from=deps --chown=root:root /app/dist ./dist

@@ -30,6 +30,9 @@ import { registerJsonParser } from './shared/json-body.js';
 import { ErrorBody, MAX_PATH_ID_LENGTH } from './shared/schemas.js';
 import type { App } from './shared/http.js';
 import { migrateToLatest } from './db/migrate.js';
+import { admitUnderPressure, registerLoadShedding } from './http/load-shedding.js';
+import { echoRequestId, requestId } from './http/request-id.js';
+import { registerSecurityHeaders } from './http/security-headers.js';
 
 /** How long a whole request may take to arrive, body included (about 280 kbit/s for 1 MiB). */
 const REQUEST_TIMEOUT_MS = 30_000;
@@ -58,7 +61,9 @@ export async function buildApp(config: Readonly<Config>, opts: AppOptions = {}):
     // One log line a request (below, when it is answered) instead of Fastify's two.
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: config.bodyLimit,
-    requestIdHeader: 'x-request-id',
+    // Request ids are UUIDs, or the caller's x-request-id when well-formed (src/http/request-id.ts).
+    requestIdHeader: false,
+    genReqId: requestId,
     return503OnClosing: true,
     // A request must arrive whole within this time: a body that stops short of its
     // Content-Length would otherwise hold its connection open forever. Node then answers 408
@@ -93,6 +98,7 @@ export async function buildApp(config: Readonly<Config>, opts: AppOptions = {}):
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   if (!opts.store) app.addHook('onClose', async () => store.db.destroy());
+  echoRequestId(app);
   if (config.logLevel === 'debug' || config.logLevel === 'trace') {
     // When a request starts, for tracing a request that hangs (only registered when wanted).
     app.addHook('onRequest', async (request) => {
@@ -118,6 +124,8 @@ export async function buildApp(config: Readonly<Config>, opts: AppOptions = {}):
   // Collects every route from here on (the docs' included), for 405 answers with `Allow`.
   const notFound = methodAwareNotFound(app);
 
+  await registerSecurityHeaders(app);
+  await registerLoadShedding(app, config.loadShedding);
   await app.register(cors, {
     origin: config.corsOrigin === '*' ? '*' : config.corsOrigin,
     methods: ['GET', 'HEAD', 'POST', 'PUT', 'DELETE'],
@@ -150,9 +158,12 @@ export async function buildApp(config: Readonly<Config>, opts: AppOptions = {}):
   app.setNotFoundHandler(notFound);
 
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
-  app.get('/healthz', { schema: { tags: ['operations'], summary: 'The process is up' } }, async () => ({
-    status: 'ok',
-  }));
+  app.get(
+    '/healthz',
+    // Liveness: an overloaded process is alive, and restarting it would only lose its work.
+    { schema: { tags: ['operations'], summary: 'The process is up' }, config: { pressureHandler: admitUnderPressure } },
+    async () => ({ status: 'ok' }),
+  );
   app.get('/readyz', { schema: { tags: ['operations'], summary: 'The database answers' } }, async (_req, reply) =>
     (await isReady(store))
       ? { status: 'ok' }

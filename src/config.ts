@@ -45,6 +45,20 @@ const EnvSchema = Type.Object({
   CORS_ORIGIN: Type.String({ default: '*' }),
   /** Requests per minute per caller; 0 turns rate limiting off. */
   RATE_LIMIT_PER_MINUTE: Type.Integer({ minimum: 0, default: 0 }),
+  /** After SIGTERM, how long requests in flight may take before the process exits 1 anyway. */
+  SHUTDOWN_DEADLINE_MS: Type.Integer({ minimum: 1, default: 30_000 }),
+  /**
+   * Load shedding: 503 while the event loop lags more than this (ms, the mean of each second);
+   * 0 turns it off. Off by default: the second of start-up (module loading, migrations) would
+   * already count as lag. The container image sets 1000.
+   */
+  LOAD_SHED_EVENT_LOOP_DELAY_MS: Type.Integer({ minimum: 0, default: 0 }),
+  /** Load shedding: 503 while the heap in use exceeds this (bytes); 0 turns it off. */
+  LOAD_SHED_HEAP_USED_BYTES: Type.Integer({ minimum: 0, default: 0 }),
+  /** GET /metrics needs `Authorization: Bearer <this>` when set. */
+  METRICS_TOKEN: Type.Optional(Type.String({ minLength: 16 })),
+  /** GET /metrics only from these client addresses or CIDR ranges (comma-separated) when set. */
+  METRICS_ALLOW: Type.Optional(Type.String({ minLength: 1 })),
 });
 
 type Env = Static<typeof EnvSchema>;
@@ -69,11 +83,22 @@ export interface Config {
   bodyLimit: number;
   corsOrigin: string[] | '*';
   rateLimitPerMinute: number;
+  shutdownDeadlineMs: number;
+  loadShedding: { maxEventLoopDelayMs: number; maxHeapUsedBytes: number };
+  metrics: { token: string | undefined; allow: string[] | undefined };
 }
 
 export class ConfigError extends Error {}
 
-const NUMERIC_KEYS = new Set(['PORT', 'DATABASE_POOL_SIZE', 'BODY_LIMIT', 'RATE_LIMIT_PER_MINUTE']);
+const NUMERIC_KEYS = new Set([
+  'PORT',
+  'DATABASE_POOL_SIZE',
+  'BODY_LIMIT',
+  'RATE_LIMIT_PER_MINUTE',
+  'SHUTDOWN_DEADLINE_MS',
+  'LOAD_SHED_EVENT_LOOP_DELAY_MS',
+  'LOAD_SHED_HEAP_USED_BYTES',
+]);
 
 /** Reads and validates the environment. Throws ConfigError naming every bad setting. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Config> {
@@ -128,5 +153,14 @@ function fromEnv(env: Env): Config {
         ? '*'
         : env.CORS_ORIGIN.split(',').map((o) => o.trim()).filter(Boolean),
     rateLimitPerMinute: env.RATE_LIMIT_PER_MINUTE,
+    shutdownDeadlineMs: env.SHUTDOWN_DEADLINE_MS,
+    loadShedding: {
+      maxEventLoopDelayMs: env.LOAD_SHED_EVENT_LOOP_DELAY_MS,
+      maxHeapUsedBytes: env.LOAD_SHED_HEAP_USED_BYTES,
+    },
+    metrics: {
+      token: env.METRICS_TOKEN,
+      allow: env.METRICS_ALLOW?.split(',').map((a) => a.trim()).filter(Boolean),
+    },
   };
 }
