@@ -31,6 +31,7 @@ import { ErrorBody, MAX_PATH_ID_LENGTH } from './shared/schemas.js';
 import type { App } from './shared/http.js';
 import { migrateToLatest } from './db/migrate.js';
 import { admitUnderPressure, registerLoadShedding } from './http/load-shedding.js';
+import { createMetrics, registerMetrics } from './http/metrics.js';
 import { echoRequestId, requestId } from './http/request-id.js';
 import { registerSecurityHeaders } from './http/security-headers.js';
 
@@ -49,8 +50,11 @@ export interface AppOptions {
  * here, so tests and production run the same app. It never listens.
  */
 export async function buildApp(config: Readonly<Config>, opts: AppOptions = {}): Promise<App> {
-  const store = opts.store ?? openStore(config.database);
-  if (opts.migrate !== false) await migrateToLatest(store);
+  const opened = opts.store ?? openStore(config.database);
+  if (opts.migrate !== false) await migrateToLatest(opened);
+  const { registry, dbPlugin } = createMetrics(opened);
+  // What the services use: the same connections, every query timed for the metrics.
+  const store: Store = { ...opened, db: opened.db.withPlugin(dbPlugin) };
   const verifier: TokenVerifier = await createVerifier(config.auth);
 
   const app = Fastify({
@@ -97,7 +101,7 @@ export async function buildApp(config: Readonly<Config>, opts: AppOptions = {}):
     },
   }).withTypeProvider<TypeBoxTypeProvider>();
 
-  if (!opts.store) app.addHook('onClose', async () => store.db.destroy());
+  if (!opts.store) app.addHook('onClose', async () => opened.db.destroy());
   echoRequestId(app);
   if (config.logLevel === 'debug' || config.logLevel === 'trace') {
     // When a request starts, for tracing a request that hangs (only registered when wanted).
@@ -123,6 +127,7 @@ export async function buildApp(config: Readonly<Config>, opts: AppOptions = {}):
 
   // Collects every route from here on (the docs' included), for 405 answers with `Allow`.
   const notFound = methodAwareNotFound(app);
+  registerMetrics(app, registry, config.metrics);
 
   await registerSecurityHeaders(app);
   await registerLoadShedding(app, config.loadShedding);

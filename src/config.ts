@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import path from 'node:path';
 import { Type, type Static } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
@@ -125,6 +126,11 @@ function fromEnv(env: Env): Config {
       'invalid configuration: AUTH_ISSUER, AUTH_AUDIENCE and AUTH_JWKS_URL go together',
     );
   }
+  const metricsAllow = env.METRICS_ALLOW?.split(',').map((a) => a.trim()).filter(Boolean);
+  const badRanges = (metricsAllow ?? []).filter((entry) => !isAddressOrRange(entry));
+  if (badRanges.length > 0) {
+    throw new ConfigError(`invalid configuration: METRICS_ALLOW: not an address or CIDR range: ${badRanges.join(', ')}`);
+  }
   const auth: AuthConfig =
     env.AUTH_ISSUER && env.AUTH_AUDIENCE && env.AUTH_JWKS_URL
       ? { mode: 'oidc', issuer: env.AUTH_ISSUER, audience: env.AUTH_AUDIENCE, jwksUrl: env.AUTH_JWKS_URL }
@@ -160,7 +166,16 @@ function fromEnv(env: Env): Config {
     },
     metrics: {
       token: env.METRICS_TOKEN,
-      allow: env.METRICS_ALLOW?.split(',').map((a) => a.trim()).filter(Boolean),
+      allow: metricsAllow,
     },
   };
+}
+
+/** `127.0.0.1`, `10.0.0.0/8`, `::1`, `fd00::/8`. */
+function isAddressOrRange(entry: string): boolean {
+  const [address = '', prefix, ...rest] = entry.split('/');
+  const family = isIP(address);
+  if (family === 0 || rest.length > 0) return false;
+  if (prefix === undefined) return true;
+  return /^\d{1,3}$/.test(prefix) && Number(prefix) <= (family === 4 ? 32 : 128);
 }

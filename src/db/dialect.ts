@@ -22,6 +22,16 @@ export interface StoreDialect {
    * columns (sortkey, ids, ISO timestamps), and their order must not depend on the database.
    */
   readonly text: ColumnDataType | Expression<unknown>;
+  /** The connection pool's use, where there is one (PostgreSQL), for the metrics. */
+  poolStats?(): PoolStats;
+}
+
+export interface PoolStats {
+  /** Connections open, idle among them, and checkouts waiting for one. */
+  total: number;
+  idle: number;
+  waiting: number;
+  max: number;
 }
 
 export interface Store {

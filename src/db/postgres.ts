@@ -22,10 +22,11 @@ function advisoryLockId(key: string): string {
 }
 
 export function postgresDialect(url: string, poolSize: number): StoreDialect {
+  let pool: pg.Pool | undefined;
   return {
     name: 'postgres',
     createKysely: () => {
-      const pool = new pg.Pool({ connectionString: url, max: poolSize });
+      pool = new pg.Pool({ connectionString: url, max: poolSize });
       // An idle connection that breaks (server restart, network) is dropped by the pool and the
       // next checkout opens a new one; without a listener the event would end the process.
       pool.on('error', () => {});
@@ -41,5 +42,11 @@ export function postgresDialect(url: string, poolSize: number): StoreDialect {
     // The database's default collation may be linguistic (en_US ignores punctuation, mixes case);
     // "C" compares bytes, which for UTF-8 is code point order, as SQLite does.
     text: sql`text collate "C"`,
+    poolStats: () => ({
+      total: pool?.totalCount ?? 0,
+      idle: pool?.idleCount ?? 0,
+      waiting: pool?.waitingCount ?? 0,
+      max: poolSize,
+    }),
   };
 }
