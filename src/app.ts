@@ -1,4 +1,5 @@
 import cors from '@fastify/cors';
+import { Type } from '@sinclair/typebox';
 import rateLimit from '@fastify/rate-limit';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
@@ -27,13 +28,17 @@ import { createMediaUrlSigner } from './modules/wishlists/media-urls.js';
 import { createWishlistService } from './modules/wishlists/service.js';
 import { answerProtocolErrors, clientError, errorHandler, methodAwareNotFound } from './shared/error-handler.js';
 import { registerJsonParser } from './shared/json-body.js';
-import { ErrorBody, MAX_PATH_ID_LENGTH } from './shared/schemas.js';
+import { ErrorBody, ErrorRef, MAX_PATH_ID_LENGTH, StatusOk } from './shared/schemas.js';
 import type { App } from './shared/http.js';
 import { migrateToLatest } from './db/migrate.js';
 import { admitUnderPressure, registerLoadShedding } from './http/load-shedding.js';
 import { createMetrics, registerMetrics } from './http/metrics.js';
+import { describeRoutes, documentOptions, finishDocument } from './http/openapi.js';
 import { echoRequestId, requestId } from './http/request-id.js';
 import { registerSecurityHeaders } from './http/security-headers.js';
+
+/** The local issuer's public keys (RFC 7517); the key members are the JWK's own. */
+const Jwks = Type.Object({ keys: Type.Array(Type.Object({ kid: Type.String(), kty: Type.String() }, { additionalProperties: true })) });
 
 /** How long a whole request may take to arrive, body included (about 280 kbit/s for 1 MiB). */
 const REQUEST_TIMEOUT_MS = 30_000;
@@ -141,19 +146,11 @@ export async function buildApp(config: Readonly<Config>, opts: AppOptions = {}):
   if (config.rateLimitPerMinute > 0) {
     await app.register(rateLimit, { max: config.rateLimitPerMinute, timeWindow: '1 minute' });
   }
+  // Before any route: it completes each one's schema as it is added.
+  app.addHook('onRoute', describeRoutes(config));
   await app.register(swagger, {
-    openapi: {
-      openapi: '3.1.0',
-      info: {
-        title: 'Cardshelf',
-        version: '1.0.0',
-        description:
-          "Families' audio-card libraries: MYO cards, the family and its library, library groups and wishlists. Errors are `{\"error\": {\"code\", \"message\"}}`.",
-      },
-      components: {
-        securitySchemes: { bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } },
-      },
-    },
+    openapi: documentOptions(config),
+    transformObject: finishDocument,
     refResolver: {
       buildLocalReference: (json, _baseUri, _fragment, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`),
     },
@@ -166,17 +163,27 @@ export async function buildApp(config: Readonly<Config>, opts: AppOptions = {}):
   app.get(
     '/healthz',
     // Liveness: an overloaded process is alive, and restarting it would only lose its work.
-    { schema: { tags: ['operations'], summary: 'The process is up' }, config: { pressureHandler: admitUnderPressure } },
-    async () => ({ status: 'ok' }),
+    {
+      schema: { tags: ['operations'], summary: 'The process is up', response: { 200: StatusOk } },
+      config: { pressureHandler: admitUnderPressure },
+    },
+    async () => ({ status: 'ok' as const }),
   );
-  app.get('/readyz', { schema: { tags: ['operations'], summary: 'The database answers' } }, async (_req, reply) =>
+  app.get('/readyz', { schema: { tags: ['operations'], summary: 'The database answers', response: { 200: StatusOk, 503: ErrorRef } } }, async (_req, reply) =>
     (await isReady(store))
-      ? { status: 'ok' }
+      ? { status: 'ok' as const }
       : reply.code(503).send({ error: { code: 'unavailable', message: 'the database does not answer' } }),
   );
   app.get(
     '/.well-known/jwks.json',
-    { schema: { tags: ['operations'], summary: "The local token issuer's public keys" } },
+    {
+      schema: {
+        tags: ['operations'],
+        summary: "The local token issuer's public keys",
+        description: 'A JSON Web Key Set; 404 when tokens come from an external issuer (its own keys are at its JWKS URL).',
+        response: { 200: Jwks, 404: ErrorRef },
+      },
+    },
     async (_req, reply) =>
       verifier.jwks ??
       reply.code(404).send({ error: { code: 'not-found', message: 'tokens are issued by an external issuer' } }),
@@ -192,5 +199,5 @@ export async function buildApp(config: Readonly<Config>, opts: AppOptions = {}):
     media: createMediaUrlSigner(config.mediaUrlTemplate, config.mediaUrlSecret),
   });
 
-  return app as unknown as App;
+  return app;
 }

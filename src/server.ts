@@ -85,8 +85,9 @@ async function supervise(config: Readonly<Config>, count: number): Promise<void>
     const lived = Date.now() - (startedAt.get(worker) ?? 0);
     startedAt.delete(worker);
     if (closing) {
-      // A worker cut off by its shutdown deadline fails the whole shutdown.
-      if (code !== 0) process.exitCode = 1;
+      // A worker cut off by its shutdown deadline (exit 1) fails the whole shutdown; one still
+      // starting when the signal came dies of it (no code), which is no failure.
+      if (code !== null && code !== 0) process.exitCode = 1;
       // process.exitCode: 1 if the supervisor gave up on a failing worker or one failed, else 0.
       if (startedAt.size === 0) process.exit();
       return;

@@ -14,7 +14,8 @@ async function cli(args: string[], env: Record<string, string>) {
 
 const { version } = JSON.parse(await readFile(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
 
-describe(`cardshelf command on ${testDialect()}`, () => {
+// Each case starts Node processes: slow on a busy machine, so a generous time limit.
+describe(`cardshelf command on ${testDialect()}`, { timeout: 180_000 }, () => {
   let deployment: Deployment | undefined;
   let server: ServerProcess | undefined;
   afterEach(async () => {
@@ -63,8 +64,9 @@ describe(`cardshelf command on ${testDialect()}`, () => {
       [['seed', '--demo', '--scale', '3'], /cannot be used with/],
       [['seed', '--scale', 'many'], /'many' is invalid/],
     ];
-    for (const [args, message] of cases) {
-      const r = await cli(args, deployment.env);
+    const results = await Promise.all(cases.map(([args]) => cli(args, deployment!.env)));
+    for (const [i, [args, message]] of cases.entries()) {
+      const r = results[i]!;
       expect(r.code, `cardshelf ${args.join(' ')}`).toBe(2);
       expect(r.stderr, `cardshelf ${args.join(' ')}`).toMatch(message);
       expect(r.stdout).toBe('');

@@ -28,6 +28,8 @@ export function refuseNulText(driver: Driver): Driver {
     const connection = await acquire();
     if (!guarded.has(connection)) {
       guarded.add(connection);
+      // Taken off the connection to wrap them; each is called back with the connection as `this`.
+      // eslint-disable-next-line @typescript-eslint/unbound-method
       const { executeQuery, streamQuery } = connection;
       connection.executeQuery = <R>(query: CompiledQuery): Promise<QueryResult<R>> => {
         check(query);

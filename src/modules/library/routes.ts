@@ -14,7 +14,6 @@ export async function libraryRoutes(app: App, opts: { library: LibraryService })
       summary: "Add a card to the caller's family library",
       description:
         'Only free cards and cards in the club subscription can be added (400 `card-not-eligible` otherwise). 201 with a new record, or 200 with the record the library already had.',
-      security: [{ bearer: [] }],
       body: AddToLibraryBody,
       response: { 200: RecordEnvelope, 201: RecordEnvelope, ...authErrors, 404: ErrorRef },
     },
@@ -29,7 +28,6 @@ export async function libraryRoutes(app: App, opts: { library: LibraryService })
     schema: {
       tags: ['library'],
       summary: "The caller's family library, in the order cards were added",
-      security: [{ bearer: [] }],
       response: { 200: LibraryList, ...authErrors },
     },
     handler: async (req, reply) => sendRaw(reply, 200, await library.list(req.principal.userId)),
