@@ -1,4 +1,5 @@
 import cors from '@fastify/cors';
+import { Type } from '@sinclair/typebox';
 import rateLimit from '@fastify/rate-limit';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
@@ -31,9 +32,17 @@ import { createTrackMediaFiller } from './modules/media/track-media.js';
 import { createWishlistService } from './modules/wishlists/service.js';
 import { answerProtocolErrors, clientError, createErrorHandler, methodAwareNotFound } from './shared/error-handler.js';
 import { registerJsonParser } from './shared/json-body.js';
-import { ErrorBody, MAX_PATH_ID_LENGTH } from './shared/schemas.js';
+import { ErrorBody, ErrorRef, MAX_PATH_ID_LENGTH, StatusOk } from './shared/schemas.js';
 import type { App } from './shared/http.js';
 import { migrateToLatest } from './db/migrate.js';
+import { admitUnderPressure, registerLoadShedding } from './http/load-shedding.js';
+import { createMetrics, registerMetrics } from './http/metrics.js';
+import { describeRoutes, documentOptions, finishDocument } from './http/openapi.js';
+import { echoRequestId, requestId } from './http/request-id.js';
+import { registerSecurityHeaders } from './http/security-headers.js';
+
+/** The local issuer's public keys (RFC 7517); the key members are the JWK's own. */
+const Jwks = Type.Object({ keys: Type.Array(Type.Object({ kid: Type.String(), kty: Type.String() }, { additionalProperties: true })) });
 
 
 export interface AppOptions {
@@ -48,8 +57,11 @@ export interface AppOptions {
  * here, so tests and production run the same app. It never listens.
  */
 export async function buildApp(config: Readonly<Config>, opts: AppOptions = {}): Promise<App> {
-  const store = opts.store ?? openStore(config.database);
-  if (opts.migrate !== false) await migrateToLatest(store);
+  const opened = opts.store ?? openStore(config.database);
+  if (opts.migrate !== false) await migrateToLatest(opened);
+  const { registry, dbPlugin } = createMetrics(opened);
+  // What the services use: the same connections, every query timed for the metrics.
+  const store: Store = { ...opened, db: opened.db.withPlugin(dbPlugin) };
   const verifier: TokenVerifier = await createVerifier(config.auth);
 
   const app = Fastify({
@@ -60,7 +72,9 @@ export async function buildApp(config: Readonly<Config>, opts: AppOptions = {}):
     // One log line a request (below, when it is answered) instead of Fastify's two.
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: config.bodyLimit,
-    requestIdHeader: 'x-request-id',
+    // Request ids are UUIDs, or the caller's x-request-id when well-formed (src/http/request-id.ts).
+    requestIdHeader: false,
+    genReqId: requestId,
     return503OnClosing: true,
     // A request must arrive whole within this time: a body that stops short of its
     // Content-Length would otherwise hold its connection open forever. Node then answers 408
@@ -94,7 +108,8 @@ export async function buildApp(config: Readonly<Config>, opts: AppOptions = {}):
     },
   }).withTypeProvider<TypeBoxTypeProvider>();
 
-  if (!opts.store) app.addHook('onClose', async () => store.db.destroy());
+  if (!opts.store) app.addHook('onClose', async () => opened.db.destroy());
+  echoRequestId(app);
   if (config.logLevel === 'debug' || config.logLevel === 'trace') {
     // When a request starts, for tracing a request that hangs (only registered when wanted).
     app.addHook('onRequest', async (request) => {
@@ -119,7 +134,10 @@ export async function buildApp(config: Readonly<Config>, opts: AppOptions = {}):
 
   // Collects every route from here on (the docs' included), for 405 answers with `Allow`.
   const notFound = methodAwareNotFound(app);
+  registerMetrics(app, registry, config.metrics);
 
+  await registerSecurityHeaders(app);
+  await registerLoadShedding(app, config.loadShedding);
   await app.register(cors, {
     origin: config.corsOrigin === '*' ? '*' : config.corsOrigin,
     methods: ['GET', 'HEAD', 'POST', 'PUT', 'DELETE'],
@@ -130,19 +148,11 @@ export async function buildApp(config: Readonly<Config>, opts: AppOptions = {}):
   if (config.rateLimitPerMinute > 0) {
     await app.register(rateLimit, { max: config.rateLimitPerMinute, timeWindow: '1 minute' });
   }
+  // Before any route: it completes each one's schema as it is added.
+  app.addHook('onRoute', describeRoutes(config));
   await app.register(swagger, {
-    openapi: {
-      openapi: '3.1.0',
-      info: {
-        title: 'Cardshelf',
-        version: '1.0.0',
-        description:
-          "Families' audio-card libraries: MYO cards, the family and its library, library groups and wishlists. Errors are `{\"error\": {\"code\", \"message\"}}`.",
-      },
-      components: {
-        securitySchemes: { bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } },
-      },
-    },
+    openapi: documentOptions(config),
+    transformObject: finishDocument,
     refResolver: {
       buildLocalReference: (json, _baseUri, _fragment, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`),
     },
@@ -152,9 +162,15 @@ export async function buildApp(config: Readonly<Config>, opts: AppOptions = {}):
   app.setNotFoundHandler(notFound);
 
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
-  app.get('/healthz', { schema: { tags: ['operations'], summary: 'The process is up' } }, async () => ({
-    status: 'ok',
-  }));
+  app.get(
+    '/healthz',
+    // Liveness: an overloaded process is alive, and restarting it would only lose its work.
+    {
+      schema: { tags: ['operations'], summary: 'The process is up', response: { 200: StatusOk } },
+      config: { pressureHandler: admitUnderPressure },
+    },
+    async () => ({ status: 'ok' as const }),
+  );
   app.get(
     '/readyz',
     {
@@ -162,17 +178,25 @@ export async function buildApp(config: Readonly<Config>, opts: AppOptions = {}):
         tags: ['operations'],
         summary: 'The database answers and accepts writes',
         description: `503 \`unavailable\` (with \`Retry-After\`) when the database does not answer within ${config.readyTimeoutMs} ms, refuses writes, or its file is no longer where it was opened.`,
+        response: { 200: StatusOk, 503: ErrorRef },
       },
     },
     async () => {
       const readiness = await checkReadiness(store, config.readyTimeoutMs);
       if (!readiness.ready) throw readiness.failure;
-      return { status: 'ok' };
+      return { status: 'ok' as const };
     },
   );
   app.get(
     '/.well-known/jwks.json',
-    { schema: { tags: ['operations'], summary: "The local token issuer's public keys" } },
+    {
+      schema: {
+        tags: ['operations'],
+        summary: "The local token issuer's public keys",
+        description: 'A JSON Web Key Set; 404 when tokens come from an external issuer (its own keys are at its JWKS URL).',
+        response: { 200: Jwks, 404: ErrorRef },
+      },
+    },
     async (_req, reply) =>
       verifier.jwks ??
       reply.code(404).send({ error: { code: 'not-found', message: 'tokens are issued by an external issuer' } }),
@@ -194,5 +218,5 @@ export async function buildApp(config: Readonly<Config>, opts: AppOptions = {}):
     media: signer,
   });
 
-  return app as unknown as App;
+  return app;
 }

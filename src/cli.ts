@@ -1,87 +1,132 @@
-import { parseArgs } from 'node:util';
-import { loadOrCreateSigningKey, mintToken } from './auth/local-issuer.js';
+import { readFileSync } from 'node:fs';
+import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
+import { DURATION_PATTERN, loadOrCreateSigningKey, mintToken } from './auth/local-issuer.js';
 import { ConfigError, loadConfig, type Config } from './config.js';
 import { migrateToLatest } from './db/migrate.js';
 import { openStore } from './db/store.js';
 import { DEMO_USER, seedDemo } from './seed/demo.js';
 import { AlreadySeeded, seedScale } from './seed/scale.js';
-import { serve } from './server.js';
 import { openMediaStore } from './media-store/open-media-store.js';
 import { collectMediaGarbage } from './modules/media/gc.js';
+import { serve } from './server.js';
 
-const USAGE = `usage: cardshelf <command> [options]
+/**
+ * The exit codes of every command (README, "Command line"). Anything thrown that is not one
+ * of the refusals below ends as FAILED (bin/cardshelf.js, src/main.ts).
+ */
+export const EXIT = {
+  OK: 0,
+  /** It ran and failed: the database unreachable, a worker failing, the shutdown deadline passed. */
+  FAILED: 1,
+  /** Refused before doing anything: the command line, the settings, or what was asked cannot be done as given. */
+  USAGE: 2,
+} as const;
 
-commands:
-  serve [--workers N]        start the server (PORT, DATA_DIR, DATABASE_URL, ... from the environment);
-                             --workers N runs N processes sharing the port (default 1: one process)
-  migrate                    apply pending database migrations
-  token --sub ID [--scope "S1 S2"] [--expires-in 1h]
-                             print a token signed by the local issuer (durations: 30s, 15m, 2h, 7d)
-  seed --demo                load a small demo data set and print a token for its user
-  seed --scale N [--cards-per-user 50] [--catalogue 200] [--prefix scale]
-                             generate N users, each with a family, MYO cards with chapters,
-                             library records, groups and wishlists (progress on stderr)
-  media gc [--grace 7d] [--dry-run]
-                             remove stored media nothing references, stored before the grace
-                             period; prints what it removed (or would remove) as JSON
+/** A refusal with a message for the operator: exit 2, nothing done. */
+class Refused extends Error {}
 
-Settings come from the environment; see README.md.
-`;
+const VERSION = (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string })
+  .version;
 
 const err = (line: string): void => {
   process.stderr.write(`${line}\n`);
 };
 
-/** Runs one command; resolves to the exit code. Only `token`, `seed --demo` and `media gc` write to stdout. */
+/** A whole number >= 1 (underscores allowed: 1_000_000), for option parsers. */
+function positiveInt(text: string): number {
+  const n = /^\d[\d_]*$/.test(text) ? Number(text.replaceAll('_', '')) : NaN;
+  if (!Number.isSafeInteger(n) || n < 1) throw new InvalidArgumentError('A whole number from 1 up is expected.');
+  return n;
+}
+
+function duration(text: string): string {
+  if (!DURATION_PATTERN.test(text)) throw new InvalidArgumentError('A duration such as 30s, 15m, 2h or 7d is expected.');
+  return text;
+}
+
+/** A duration (`30s`, `15m`, `2h`, `7d`) in milliseconds, for option parsers. */
+function durationMs(text: string): number {
+  const match = /^(\d+)(s|m|h|d)$/.exec(text);
+  if (!match) throw new InvalidArgumentError('A duration such as 30m, 12h or 7d is expected.');
+  const unit = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 }[match[2] as 's' | 'm' | 'h' | 'd'];
+  return Number(match[1]) * unit;
+}
+
+/**
+ * Runs one command; resolves to its exit code (EXIT). Options are all checked before anything
+ * runs, and the environment is read only once the command is known to be well-formed, so
+ * `--help` and a mistyped option never touch a database. Only `token`, `seed --demo` (their
+ * token) and `media gc` (its report) write to stdout; help and `--version` go to stdout too, everything else to stderr.
+ */
 export async function main(argv: string[]): Promise<number> {
-  const [command, ...rest] = argv;
-  if (!command || command === 'help' || command === '--help' || command === '-h') {
-    (command ? process.stdout : process.stderr).write(USAGE);
-    return command ? 0 : 2;
-  }
-  let config: Readonly<Config>;
+  let code: number = EXIT.OK;
+  const run =
+    <A extends unknown[]>(command: (config: Readonly<Config>, ...args: A) => Promise<number>) =>
+    async (...args: A): Promise<void> => {
+      code = await command(loadConfig(), ...args);
+    };
+
+  const program = new Command('cardshelf')
+    .description("A server for families' audio-card libraries. Settings come from the environment (README.md).")
+    .version(VERSION, '-V, --version', 'print the version and exit')
+    .helpCommand('help [command]', 'show the help of a command')
+    .showHelpAfterError('(cardshelf --help lists the commands; cardshelf <command> --help their options)')
+    .exitOverride()
+    .configureOutput({ writeErr: (s) => process.stderr.write(s), writeOut: (s) => process.stdout.write(s) });
+
+  program
+    .command('serve')
+    .description('start the server (PORT, DATA_DIR, DATABASE_URL, ... from the environment)')
+    .option('--workers <n>', 'processes sharing the port (node:cluster)', positiveInt, 1)
+    .action(run(async (config, opts: { workers: number }) => {
+      await serve(config, { workers: opts.workers });
+      return EXIT.OK;
+    }));
+
+  program
+    .command('migrate')
+    .description('apply pending database migrations (the server also does on start)')
+    .action(run(migrate));
+
+  program
+    .command('token')
+    .description('print a token signed by the local issuer on stdout')
+    .requiredOption('--sub <id>', "the user id (the token's subject), e.g. 'auth0|alice'")
+    .option('--scope <scopes>', "space-separated scopes, e.g. 'user:content:manage family:library:manage' or 'admin'", '')
+    .option('--expires-in <duration>', 'lifetime: 30s, 15m, 2h, 7d', duration, '1h')
+    .action(run(token));
+
+  program
+    .command('seed')
+    .description('load data: a small demo set (printing a token for its user), or N generated users')
+    .addOption(new Option('--demo', 'the demo family, cards and library; prints a token for its user').conflicts('scale'))
+    .addOption(new Option('--scale <n>', 'generate N users, each with a family, MYO cards, library, groups, wishlists').argParser(positiveInt))
+    .option('--cards-per-user <n>', 'MYO cards per generated user', positiveInt, 50)
+    .option('--catalogue <n>', 'catalogue cards to generate', positiveInt, 200)
+    .option('--prefix <prefix>', 'prefix of the generated ids ([a-z0-9-], 1 to 32)', 'scale')
+    .action(run(seed));
+
+  program
+    .command('media')
+    .description('stored media')
+    .command('gc')
+    .description('remove stored media nothing references, stored before the grace period; prints what it removed (or would remove) as JSON')
+    .option('--grace <duration>', 'keep what was stored less than this long ago: 30m, 12h, 7d', durationMs, 7 * 86_400_000)
+    .option('--dry-run', 'report what would be removed, remove nothing', false)
+    .action(run(mediaGc));
+
   try {
-    config = loadConfig();
+    await program.parseAsync(argv, { from: 'user' });
+    return code;
   } catch (e) {
-    if (e instanceof ConfigError) {
-      err(e.message);
-      return 2;
+    // Commander has already written its message (or the help) to stderr / stdout.
+    if (e instanceof CommanderError) return e.exitCode === 0 ? EXIT.OK : EXIT.USAGE;
+    if (e instanceof ConfigError || e instanceof Refused) {
+      err(e instanceof Refused ? `cardshelf: ${e.message}` : e.message);
+      return EXIT.USAGE;
     }
     throw e;
   }
-  switch (command) {
-    case 'serve':
-      return serveCommand(config, rest);
-    case 'migrate':
-      return migrate(config);
-    case 'token':
-      return token(config, rest);
-    case 'seed':
-      return seed(config, rest);
-    case 'media':
-      return mediaCommand(config, rest);
-    default:
-      err(`cardshelf: unknown command '${command}'\n\n${USAGE}`);
-      return 2;
-  }
-}
-
-async function serveCommand(config: Readonly<Config>, args: string[]): Promise<number> {
-  const { values } = parseArgs({ args, options: { workers: { type: 'string', default: '1' } } });
-  const workers = positiveInt(values.workers);
-  if (workers === undefined) {
-    err(`cardshelf serve: --workers takes a whole number from 1 up, not '${values.workers}'`);
-    return 2;
-  }
-  await serve(config, { workers });
-  return 0;
-}
-
-/** A whole number >= 1 (underscores allowed: 1_000_000), or undefined. */
-function positiveInt(text: string | undefined): number | undefined {
-  if (text === undefined || !/^\d[\d_]*$/.test(text)) return undefined;
-  const n = Number(text.replaceAll('_', ''));
-  return Number.isSafeInteger(n) && n >= 1 ? n : undefined;
 }
 
 async function migrate(config: Readonly<Config>): Promise<number> {
@@ -90,62 +135,44 @@ async function migrate(config: Readonly<Config>): Promise<number> {
     const { results = [] } = await migrateToLatest(store);
     if (results.length === 0) err('migrations: already up to date');
     for (const r of results) err(`migration ${r.migrationName}: ${r.status}`);
-    return 0;
+    return EXIT.OK;
   } finally {
     await store.db.destroy();
   }
 }
 
-async function token(config: Readonly<Config>, args: string[]): Promise<number> {
-  const { values } = parseArgs({
-    args,
-    options: {
-      sub: { type: 'string' },
-      scope: { type: 'string', default: '' },
-      'expires-in': { type: 'string', default: '1h' },
-    },
-  });
-  if (!values.sub) {
-    err('cardshelf token: --sub is required, e.g. --sub "auth0|alice"');
-    return 2;
-  }
-  if (config.auth.mode !== 'local') {
-    err('cardshelf token: tokens come from the external issuer (AUTH_ISSUER is set)');
-    return 2;
-  }
-  const key = await loadOrCreateSigningKey(config.auth.keyFile);
-  try {
-    const jwt = await mintToken(key, {
-      sub: values.sub,
-      scope: values.scope,
-      expiresIn: values['expires-in'],
-      issuer: config.auth.issuer,
-      audience: config.auth.audience,
-    });
-    process.stdout.write(`${jwt}\n`);
-    return 0;
-  } catch (e) {
-    err(`cardshelf token: ${(e as Error).message}`);
-    return 2;
-  }
+interface TokenOptions {
+  sub: string;
+  scope: string;
+  expiresIn: string;
 }
 
-async function seed(config: Readonly<Config>, args: string[]): Promise<number> {
-  const { values } = parseArgs({
-    args,
-    options: {
-      demo: { type: 'boolean', default: false },
-      scale: { type: 'string' },
-      'cards-per-user': { type: 'string', default: '50' },
-      catalogue: { type: 'string', default: '200' },
-      prefix: { type: 'string', default: 'scale' },
-    },
+async function token(config: Readonly<Config>, opts: TokenOptions): Promise<number> {
+  if (config.auth.mode !== 'local') throw new Refused('token: tokens come from the external issuer (AUTH_ISSUER is set)');
+  const key = await loadOrCreateSigningKey(config.auth.keyFile);
+  const jwt = await mintToken(key, {
+    sub: opts.sub,
+    scope: opts.scope,
+    expiresIn: opts.expiresIn,
+    issuer: config.auth.issuer,
+    audience: config.auth.audience,
   });
-  if (values.scale !== undefined) return seedScaleCommand(config, values);
-  if (!values.demo) {
-    err('cardshelf seed: say what to load: --demo, or --scale N');
-    return 2;
-  }
+  process.stdout.write(`${jwt}\n`);
+  return EXIT.OK;
+}
+
+interface SeedOptions {
+  demo?: boolean;
+  scale?: number;
+  cardsPerUser: number;
+  catalogue: number;
+  prefix: string;
+}
+
+async function seed(config: Readonly<Config>, opts: SeedOptions): Promise<number> {
+  if (opts.scale !== undefined) return seedScaleCommand(config, { ...opts, scale: opts.scale });
+  if (!opts.demo) throw new Refused('seed: say what to load: --demo, or --scale N');
+  if (config.auth.mode !== 'local') throw new Refused('seed --demo: its token comes from the local issuer, and AUTH_ISSUER is set');
   const store = openStore(config.database);
   try {
     await migrateToLatest(store);
@@ -154,78 +181,46 @@ async function seed(config: Readonly<Config>, args: string[]): Promise<number> {
     await store.db.destroy();
   }
   err(`demo user: ${DEMO_USER}; the token below is valid for 24 hours`);
-  return token(config, ['--sub', DEMO_USER, '--scope', 'user:content:manage family:library:manage', '--expires-in', '24h']);
+  return token(config, { sub: DEMO_USER, scope: 'user:content:manage family:library:manage', expiresIn: '24h' });
 }
 
-async function mediaCommand(config: Readonly<Config>, args: string[]): Promise<number> {
-  const [sub, ...rest] = args;
-  if (sub !== 'gc') {
-    err(`cardshelf media: the one subcommand is gc\n\n${USAGE}`);
-    return 2;
-  }
-  const { values } = parseArgs({
-    args: rest,
-    options: { grace: { type: 'string', default: '7d' }, 'dry-run': { type: 'boolean', default: false } },
-  });
-  const graceMs = durationMs(values.grace);
-  if (graceMs === undefined) {
-    err(`cardshelf media gc: --grace takes a duration such as 30m, 12h or 7d, not '${values.grace}'`);
-    return 2;
-  }
+async function seedScaleCommand(config: Readonly<Config>, opts: SeedOptions & { scale: number }): Promise<number> {
+  if (!/^[a-z0-9-]{1,32}$/.test(opts.prefix)) throw new Refused('seed: --prefix is 1 to 32 characters of [a-z0-9-]');
   const store = openStore(config.database);
   try {
     await migrateToLatest(store);
-    const report = await collectMediaGarbage(store, openMediaStore(config.media), {
-      graceMs,
-      dryRun: values['dry-run'],
-    });
-    err(`media gc: ${report.dryRun ? 'would remove' : 'removed'} ${report.removed.length} objects, ${report.bytes} bytes`);
-    process.stdout.write(`${JSON.stringify(report)}\n`);
-    return 0;
-  } finally {
-    await store.db.destroy();
-  }
-}
-
-/** `30s`, `15m`, `2h`, `7d` in milliseconds, or undefined. */
-function durationMs(text: string | undefined): number | undefined {
-  const match = /^(\d+)(s|m|h|d)$/.exec(text ?? '');
-  if (!match) return undefined;
-  const unit = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 }[match[2] as 's' | 'm' | 'h' | 'd'];
-  return Number(match[1]) * unit;
-}
-
-async function seedScaleCommand(
-  config: Readonly<Config>,
-  values: { scale?: string; 'cards-per-user': string; catalogue: string; prefix: string },
-): Promise<number> {
-  const users = positiveInt(values.scale);
-  const cardsPerUser = positiveInt(values['cards-per-user']);
-  const catalogueCards = positiveInt(values.catalogue);
-  if (users === undefined || cardsPerUser === undefined || catalogueCards === undefined) {
-    err('cardshelf seed: --scale, --cards-per-user and --catalogue take whole numbers from 1 up');
-    return 2;
-  }
-  if (!/^[a-z0-9-]{1,32}$/.test(values.prefix)) {
-    err('cardshelf seed: --prefix is 1 to 32 characters of [a-z0-9-]');
-    return 2;
-  }
-  const store = openStore(config.database);
-  try {
-    await migrateToLatest(store);
-    const r = await seedScale(store, { users, cardsPerUser, catalogueCards, prefix: values.prefix }, err);
+    const r = await seedScale(
+      store,
+      { users: opts.scale, cardsPerUser: opts.cardsPerUser, catalogueCards: opts.catalogue, prefix: opts.prefix },
+      err,
+    );
     err(
       `seeded in ${r.seconds.toFixed(1)} s: ${r.users} users and families, ${r.cards} MYO cards, ` +
         `${r.catalogueCards} catalogue cards, ${r.libraryRecords} library records, ${r.groups} groups, ` +
         `${r.wishlists} wishlists, ${r.events} family events`,
     );
-    return 0;
+    return EXIT.OK;
   } catch (e) {
-    if (e instanceof AlreadySeeded) {
-      err(`cardshelf seed: ${e.message}`);
-      return 2;
-    }
+    if (e instanceof AlreadySeeded) throw new Refused(`seed: ${e.message}`);
     throw e;
+  } finally {
+    await store.db.destroy();
+  }
+}
+
+interface MediaGcOptions {
+  grace: number;
+  dryRun: boolean;
+}
+
+async function mediaGc(config: Readonly<Config>, opts: MediaGcOptions): Promise<number> {
+  const store = openStore(config.database);
+  try {
+    await migrateToLatest(store);
+    const report = await collectMediaGarbage(store, openMediaStore(config.media), { graceMs: opts.grace, dryRun: opts.dryRun });
+    err(`media gc: ${report.dryRun ? 'would remove' : 'removed'} ${report.removed.length} objects, ${report.bytes} bytes`);
+    process.stdout.write(`${JSON.stringify(report)}\n`);
+    return EXIT.OK;
   } finally {
     await store.db.destroy();
   }

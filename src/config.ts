@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import path from 'node:path';
 import { Type, type Static } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
@@ -90,6 +91,20 @@ const EnvSchema = Type.Object({
   CORS_ORIGIN: Type.String({ default: '*' }),
   /** Requests per minute per caller; 0 turns rate limiting off. */
   RATE_LIMIT_PER_MINUTE: Type.Integer({ minimum: 0, default: 0 }),
+  /** After SIGTERM, how long requests in flight may take before the process exits 1 anyway. */
+  SHUTDOWN_DEADLINE_MS: Type.Integer({ minimum: 1, default: 30_000 }),
+  /**
+   * Load shedding: 503 while the event loop lags more than this (ms, the mean of each second);
+   * 0 turns it off. Off by default: the second of start-up (module loading, migrations) would
+   * already count as lag. The container image sets 1000.
+   */
+  LOAD_SHED_EVENT_LOOP_DELAY_MS: Type.Integer({ minimum: 0, default: 0 }),
+  /** Load shedding: 503 while the heap in use exceeds this (bytes); 0 turns it off. */
+  LOAD_SHED_HEAP_USED_BYTES: Type.Integer({ minimum: 0, default: 0 }),
+  /** GET /metrics needs `Authorization: Bearer <this>` when set. */
+  METRICS_TOKEN: Type.Optional(Type.String({ minLength: 16 })),
+  /** GET /metrics only from these client addresses or CIDR ranges (comma-separated) when set. */
+  METRICS_ALLOW: Type.Optional(Type.String({ minLength: 1 })),
 });
 
 type Env = Static<typeof EnvSchema>;
@@ -116,6 +131,9 @@ export interface Config {
   requestTimeoutMs: number;
   corsOrigin: string[] | '*';
   rateLimitPerMinute: number;
+  shutdownDeadlineMs: number;
+  loadShedding: { maxEventLoopDelayMs: number; maxHeapUsedBytes: number };
+  metrics: { token: string | undefined; allow: string[] | undefined };
 }
 
 export interface MediaConfig {
@@ -163,6 +181,11 @@ function fromEnv(env: Env): Config {
     throw new ConfigError(
       'invalid configuration: AUTH_ISSUER, AUTH_AUDIENCE and AUTH_JWKS_URL go together',
     );
+  }
+  const metricsAllow = env.METRICS_ALLOW?.split(',').map((a) => a.trim()).filter(Boolean);
+  const badRanges = (metricsAllow ?? []).filter((entry) => !isAddressOrRange(entry));
+  if (badRanges.length > 0) {
+    throw new ConfigError(`invalid configuration: METRICS_ALLOW: not an address or CIDR range: ${badRanges.join(', ')}`);
   }
   const auth: AuthConfig =
     env.AUTH_ISSUER && env.AUTH_AUDIENCE && env.AUTH_JWKS_URL
@@ -234,5 +257,23 @@ function fromEnv(env: Env): Config {
         ? '*'
         : env.CORS_ORIGIN.split(',').map((o) => o.trim()).filter(Boolean),
     rateLimitPerMinute: env.RATE_LIMIT_PER_MINUTE,
+    shutdownDeadlineMs: env.SHUTDOWN_DEADLINE_MS,
+    loadShedding: {
+      maxEventLoopDelayMs: env.LOAD_SHED_EVENT_LOOP_DELAY_MS,
+      maxHeapUsedBytes: env.LOAD_SHED_HEAP_USED_BYTES,
+    },
+    metrics: {
+      token: env.METRICS_TOKEN,
+      allow: metricsAllow,
+    },
   };
+}
+
+/** `127.0.0.1`, `10.0.0.0/8`, `::1`, `fd00::/8`. */
+function isAddressOrRange(entry: string): boolean {
+  const [address = '', prefix, ...rest] = entry.split('/');
+  const family = isIP(address);
+  if (family === 0 || rest.length > 0) return false;
+  if (prefix === undefined) return true;
+  return /^\d{1,3}$/.test(prefix) && Number(prefix) <= (family === 4 ? 32 : 128);
 }

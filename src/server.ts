@@ -18,7 +18,8 @@ export interface ServeOptions {
 
 /**
  * Serves until SIGTERM or SIGINT: then stops accepting connections, lets requests in flight
- * finish, closes the database, and exits 0. With `workers` > 1 this process becomes a
+ * finish, closes the database, and exits 0; or exits 1 when they take longer than
+ * SHUTDOWN_DEADLINE_MS. With `workers` > 1 this process becomes a
  * supervisor of that many worker processes, which run this same command.
  */
 export async function serve(config: Readonly<Config>, opts: ServeOptions = {}): Promise<void> {
@@ -39,7 +40,12 @@ export async function serve(config: Readonly<Config>, opts: ServeOptions = {}): 
     process.once(signal, () => {
       if (closing) return;
       closing = true;
-      app.log.info({ signal }, 'shutting down');
+      app.log.info({ signal, deadlineMs: config.shutdownDeadlineMs }, 'shutting down');
+      // Requests that outlast the deadline are cut off: an orchestrator waits for the exit.
+      setTimeout(() => {
+        app.log.error({ deadlineMs: config.shutdownDeadlineMs }, 'shutdown deadline passed; exiting with requests unfinished');
+        process.exit(1);
+      }, config.shutdownDeadlineMs).unref();
       app.close().then(
         () => process.exit(0),
         (err: unknown) => {
@@ -79,7 +85,10 @@ async function supervise(config: Readonly<Config>, count: number): Promise<void>
     const lived = Date.now() - (startedAt.get(worker) ?? 0);
     startedAt.delete(worker);
     if (closing) {
-      // process.exitCode: 1 if the supervisor gave up on a failing worker, else 0.
+      // A worker cut off by its shutdown deadline (exit 1) fails the whole shutdown; one still
+      // starting when the signal came dies of it (no code), which is no failure.
+      if (code !== null && code !== 0) process.exitCode = 1;
+      // process.exitCode: 1 if the supervisor gave up on a failing worker or one failed, else 0.
       if (startedAt.size === 0) process.exit();
       return;
     }

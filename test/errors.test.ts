@@ -389,7 +389,7 @@ describe('documentation and operations', () => {
       expect(names).toContain('showdeleted');
     }
     expect(r.body.components?.securitySchemes?.bearer?.scheme).toBe('bearer');
-    expect(paths['/content/mine']?.get.security).toEqual([{ bearer: [] }]);
+    expect(paths['/content/mine']?.get.security).toEqual([{ bearer: ['user:content:view'] }]);
   });
 
   it('serves /docs', async () => {

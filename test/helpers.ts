@@ -6,6 +6,7 @@ import { buildApp } from '../src/app.js';
 import { loadOrCreateSigningKey, mintToken } from '../src/auth/local-issuer.js';
 import { loadConfig, type Config } from '../src/config.js';
 import type { App } from '../src/shared/http.js';
+import { contractChecker, type ContractCheck } from './support/contract.js';
 import { createTestDatabase } from './support/test-database.js';
 
 export const ALL_USER_SCOPES = 'user:content:manage family:library:manage';
@@ -43,12 +44,14 @@ export interface Reply {
  */
 export async function startTestApp(env: Record<string, string> = {}): Promise<TestApp> {
   const dataDir = await mkdtemp(path.join(tmpdir(), 'cardshelf-test-'));
+  const breaches: string[] = [];
   const database = await createTestDatabase();
   let app: App;
   let config: Readonly<Config>;
   try {
     config = loadConfig({ DATA_DIR: dataDir, LOG_LEVEL: 'silent', ...database.env, ...env });
     app = await buildApp(config);
+    watchContract(app, breaches);
     await app.ready();
   } catch (err) {
     await database.drop();
@@ -56,6 +59,9 @@ export async function startTestApp(env: Record<string, string> = {}): Promise<Te
     throw err;
   }
   const keyFile = config.auth.mode === 'local' ? config.auth.keyFile : undefined;
+  const throwBreaches = (): void => {
+    if (breaches.length > 0) throw new Error(`answers that break the OpenAPI document:\n${breaches.splice(0).join('\n')}`);
+  };
 
   return {
     app,
@@ -76,6 +82,7 @@ export async function startTestApp(env: Record<string, string> = {}): Promise<Te
         headers['content-type'] ??= 'application/json';
       }
       const raw = await app.inject({ method: method as 'GET', url, headers, payload });
+      throwBreaches();
       let body: unknown = raw.body;
       try {
         body = raw.body === '' ? undefined : JSON.parse(raw.body);
@@ -87,12 +94,35 @@ export async function startTestApp(env: Record<string, string> = {}): Promise<Te
     async close() {
       try {
         await app.close();
+        // Answers to requests made with app.inject directly, not through call().
+        throwBreaches();
       } finally {
         await database.drop();
         await rm(dataDir, { recursive: true, force: true });
       }
     },
   };
+}
+
+/**
+ * The contract hook: every answer the app sends is checked against the OpenAPI document it
+ * serves (test/support/contract.ts); what breaks it is collected, and call() or close() fails.
+ */
+function watchContract(app: App, breaches: string[]): void {
+  let check: ContractCheck | undefined;
+  app.addHook('onSend', async (request, reply, payload) => {
+    check ??= contractChecker(app.swagger() as never);
+    if (payload !== null && typeof payload !== 'string' && !Buffer.isBuffer(payload)) return payload; // streams: docs assets
+    const breach = check({
+      method: request.method,
+      route: request.routeOptions.url,
+      status: reply.statusCode,
+      contentType: reply.getHeader('content-type') as string | undefined,
+      body: payload === null ? '' : payload.toString(),
+    });
+    if (breach) breaches.push(breach);
+    return payload;
+  });
 }
 
 /** Asserts the documented error shape and returns the code. */

@@ -92,6 +92,26 @@ describe(`SIGTERM on ${testDialect()}`, () => {
     expect(await exitWithin(server)).toEqual({ code: 0, signal: null });
   });
 
+  it('exits 1 when a request is still unfinished at the shutdown deadline', async () => {
+    deployment = await createDeployment();
+    server = await startServer({ ...deployment.env, SHUTDOWN_DEADLINE_MS: '300' });
+    const { port } = new URL(server.url);
+    const token = await deployment.token('auth0|shutdown-deadline');
+    // A body that never finishes arriving: the request stays in flight.
+    const socket = net.connect(Number(port), '127.0.0.1');
+    socket.on('error', () => {});
+    await new Promise<void>((resolve) => socket.once('connect', () => resolve()));
+    socket.write(
+      `POST /wishlists HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${token}\r\n` +
+        `Content-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"content":`,
+    );
+    await requestArrived(server, '/wishlists');
+    server.child.kill('SIGTERM');
+    expect(await exitWithin(server)).toEqual({ code: 1, signal: null });
+    expect(server.stdout()).toContain('shutdown deadline passed');
+    socket.destroy();
+  });
+
   it('keeps the database open until a request waiting in it has finished', async () => {
     deployment = await createDeployment();
     server = await startServer(deployment.env);

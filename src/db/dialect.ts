@@ -30,6 +30,16 @@ export interface StoreDialect {
    * each other's rows. Without it (SQLite) a claiming statement holds the write lock instead.
    */
   readonly skipLocked: boolean;
+  /** The connection pool's use, where there is one (PostgreSQL), for the metrics. */
+  poolStats?(): PoolStats;
+}
+
+export interface PoolStats {
+  /** Connections open, idle among them, and checkouts waiting for one. */
+  total: number;
+  idle: number;
+  waiting: number;
+  max: number;
 }
 
 export interface Store {

@@ -53,10 +53,10 @@ export class DatabaseUnavailable extends Error {
 
   /** The underlying failure in one line (for logs: the database's words, never sent to clients). */
   get detail(): string {
-    const cause = this.cause as { code?: unknown; message?: unknown } | undefined;
-    if (!cause) return this.message;
-    const code = typeof cause.code === 'string' ? `${cause.code}: ` : '';
-    return `${code}${String(cause.message ?? cause)}`.split('\n')[0] ?? this.message;
+    const cause = this.cause;
+    if (!(cause instanceof Error)) return this.message;
+    const code = (cause as { code?: unknown }).code;
+    return `${typeof code === 'string' ? `${code}: ` : ''}${cause.message}`.split('\n')[0] ?? this.message;
   }
 }
 

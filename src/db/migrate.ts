@@ -1,3 +1,4 @@
+import { inspect } from 'node:util';
 import { Migrator, type Migration, type MigrationProvider, type MigrationResultSet } from 'kysely';
 import type { Store, StoreDialect } from './dialect.js';
 import { initial } from './migrations/001-initial.js';
@@ -22,7 +23,7 @@ export async function migrateToLatest(store: Store): Promise<MigrationResultSet>
   const provider: MigrationProvider = { getMigrations: async () => migrations(store.dialect) };
   const result = await new Migrator({ db: store.db, provider }).migrateToLatest();
   if (result.error) {
-    throw result.error instanceof Error ? result.error : new Error(String(result.error));
+    throw result.error instanceof Error ? result.error : new Error(inspect(result.error));
   }
   return result;
 }

@@ -37,7 +37,7 @@ class GuardedPostgresDialect extends PostgresDialect {
  * - a client whose statement ran past `query_timeout` (the network froze) is still "queryable"
  *   to pg, with the old statement pending on it: it is destroyed on release, not pooled again.
  */
-function resilientPool(config: PostgresConfig): PostgresPool {
+function resilientPool(config: PostgresConfig): { pool: pg.Pool; kyselyPool: PostgresPool } {
   const pool = new pg.Pool({
     connectionString: config.url,
     max: config.poolSize,
@@ -64,17 +64,18 @@ function resilientPool(config: PostgresConfig): PostgresPool {
       return result;
     }) as typeof client.query;
   });
-  return {
+  const kyselyPool: PostgresPool = {
     async connect(): Promise<PostgresPoolClient> {
       const client = await pool.connect();
       const release = client.release.bind(client);
       // pg-pool destroys a client released with an error instead of pooling it again.
       client.release = ((err?: Error | boolean) =>
-        release(err ?? (broken.has(client) ? new Error('statement timed out on the client side') : undefined))) as typeof client.release;
+        release(err ?? (broken.has(client) ? new Error('statement timed out on the client side') : undefined)));
       return client;
     },
     end: () => pool.end(),
   };
+  return { pool, kyselyPool };
 }
 
 /**
@@ -87,11 +88,12 @@ function advisoryLockId(key: string): string {
 }
 
 export function postgresDialect(config: PostgresConfig): StoreDialect {
+  const { pool, kyselyPool } = resilientPool(config);
   return {
     name: 'postgres',
     createKysely: () =>
       new Kysely<Database>({
-        dialect: new GuardedPostgresDialect(resilientPool(config), Math.min(RECONNECT_WINDOW_MS, config.connectTimeoutMs)),
+        dialect: new GuardedPostgresDialect(kyselyPool, Math.min(RECONNECT_WINDOW_MS, config.connectTimeoutMs)),
       }),
     // Transaction-scoped: every instance on the database waits for it, and commit or rollback
     // releases it, so a request that fails half-way cannot leave it held.
@@ -104,5 +106,11 @@ export function postgresDialect(config: PostgresConfig): StoreDialect {
     // "C" compares bytes, which for UTF-8 is code point order, as SQLite does.
     text: sql`text collate "C"`,
     skipLocked: true,
+    poolStats: () => ({
+      total: pool.totalCount,
+      idle: pool.idleCount,
+      waiting: pool.waitingCount,
+      max: config.poolSize,
+    }),
   };
 }

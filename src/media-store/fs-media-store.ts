@@ -1,7 +1,6 @@
 import { createReadStream } from 'node:fs';
 import { mkdir, readdir, rename, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
-import type { Readable } from 'node:stream';
 import { SHA256_HEX, type MediaStore, type StagedObject } from './media-store.js';
 import { stageToFile, sweepDir } from './staging.js';
 
@@ -56,7 +55,7 @@ export function createFsMediaStore(dir: string): MediaStore {
     },
 
     read(sha256, range) {
-      return createReadStream(objectPath(sha256), range ? { start: range.start, end: range.end } : {}) as Readable;
+      return createReadStream(objectPath(sha256), range ? { start: range.start, end: range.end } : {});
     },
 
     async localPath(sha256) {

@@ -197,7 +197,7 @@ async function insertChunked<T extends keyof Database>(
     // Kysely cannot type a table chosen at run time; the rows were typed by the caller.
     await db
       .insertInto(table)
-      .values(rows.slice(i, i + ROWS_PER_INSERT) as never)
+      .values(rows.slice(i, i + ROWS_PER_INSERT))
       .execute();
   }
 }

@@ -4,6 +4,7 @@
  * encodeURIComponent throws on it. U+0000 cannot be stored in PostgreSQL text, so it is refused
  * on every database, in the body as in ids and tokens (docs/api.md).
  */
+// eslint-disable-next-line no-control-regex -- U+0000 is exactly what is looked for.
 const UNSTORABLE = /[\u0000\p{Cs}]/u;
 const LONE_SURROGATE = /\p{Cs}/u;
 export const hasLoneSurrogate = (text: string): boolean => LONE_SURROGATE.test(text);

@@ -95,11 +95,15 @@ export function runScript(
 const LISTENING = /"msg":"Server listening at (http:\/\/127\.0\.0\.1:\d+)"/;
 
 /**
- * `cardshelf serve` on a free loopback port (PORT=0), resolved once it listens. The port is read
+ * `cardshelf serve [args]` on a free loopback port (PORT=0), resolved once it listens. The port is read
  * from the server's own log line, so parallel tests never race for a port.
  */
-export async function startServer(env: Record<string, string>, timeoutMs = 45_000): Promise<ServerProcess> {
-  const proc = runCli(['serve'], { HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'debug', ...env });
+export async function startServer(
+  env: Record<string, string>,
+  opts: { args?: string[]; timeoutMs?: number } = {},
+): Promise<ServerProcess> {
+  const { args = [], timeoutMs = 45_000 } = opts;
+  const proc = runCli(['serve', ...args], { HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'debug', ...env });
   try {
     const url = await new Promise<string>((resolve, reject) => {
       const timer = setTimeout(

@@ -226,3 +226,17 @@ describe('loadConfig errors', () => {
     expect(err.message).toMatch(/AUTH_ISSUER, AUTH_AUDIENCE and AUTH_JWKS_URL/);
   });
 });
+
+describe('metrics settings', () => {
+  it('reads METRICS_ALLOW as addresses and CIDR ranges, and refuses anything else', () => {
+    expect(loadConfig({ METRICS_ALLOW: '127.0.0.1, 10.0.0.0/8,::1,fd00::/8' }).metrics.allow).toEqual([
+      '127.0.0.1',
+      '10.0.0.0/8',
+      '::1',
+      'fd00::/8',
+    ]);
+    for (const bad of ['localhost', '10.0.0.0/33', '10.0.0.0/8/1', '::1/129', '1.2.3.4/x']) {
+      expect(() => loadConfig({ METRICS_ALLOW: bad }), bad).toThrow(ConfigError);
+    }
+  });
+});

@@ -27,7 +27,6 @@ export async function cardRoutes(app: App, opts: { cards: CardService; media: Me
       schema: {
         tags: ['cards'],
         summary: "List the caller's MYO cards (list form, no chapters)",
-        security: [{ bearer: [] }],
         querystring: ListQuery,
         response: { 200: CardList, ...authErrors },
       },
@@ -47,7 +46,6 @@ export async function cardRoutes(app: App, opts: { cards: CardService; media: Me
         summary: 'Read one card with its chapters',
         description:
           "Readable by the owner, by members of a family whose library holds the card, and, for free catalogue cards, by everyone. Anything else answers 404.",
-        security: [{ bearer: [] }],
         params: CardParams,
         querystring: ReadQuery,
         response: { 200: CardEnvelope, ...authErrors, 404: ErrorRef },
@@ -66,7 +64,6 @@ export async function cardRoutes(app: App, opts: { cards: CardService; media: Me
       summary: 'Create a MYO card, or update one of yours (with its cardId)',
       description:
         'Without `cardId`: creates a card owned by the caller (201; `title` required). With the `cardId` of one of the caller\'s cards: updates the top-level fields sent, the others keep their values (200). Generated fields sent back are ignored.',
-      security: [{ bearer: [] }],
       body: CardInput,
       response: { 200: CardEnvelope, 201: CardEnvelope, ...authErrors, 404: ErrorRef },
     },
@@ -81,7 +78,6 @@ export async function cardRoutes(app: App, opts: { cards: CardService; media: Me
     schema: {
       tags: ['cards'],
       summary: 'Soft-delete one of your MYO cards',
-      security: [{ bearer: [] }],
       params: CardParams,
       response: { 200: StatusOk, ...authErrors, 404: ErrorRef },
     },
@@ -96,7 +92,6 @@ export async function cardRoutes(app: App, opts: { cards: CardService; media: Me
     schema: {
       tags: ['admin'],
       summary: 'Create or replace a catalogue card',
-      security: [{ bearer: [] }],
       params: Type.Object({ cardId: Type.String({ pattern: CARD_ID_PATTERN, description: '5 characters of [A-Za-z0-9]' }) }),
       body: AdminCardInput,
       response: { 200: CardEnvelope, 201: CardEnvelope, ...authErrors },

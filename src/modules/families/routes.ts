@@ -16,7 +16,6 @@ export async function familyRoutes(app: App, opts: { families: FamilyService }):
       summary: "The caller's family with its members and devices",
       description:
         'A user without a family gets an empty (stub) family on first need. A stub family (no members, no devices) answers `{"family": null}` unless `allowStub=true`.',
-      security: [{ bearer: [] }],
       querystring: FamilyQuery,
       response: { 200: FamilyEnvelope, ...authErrors },
     },
@@ -34,7 +33,6 @@ export async function familyRoutes(app: App, opts: { families: FamilyService }):
       tags: ['admin'],
       summary: 'Create or replace a family (members, devices, country, flags)',
       description: 'Listing a user as a member moves that user into this family; listing a device moves it too.',
-      security: [{ bearer: [] }],
       params: Type.Object({ familyId: Type.String({ pattern: '^[A-Za-z0-9_-]{1,64}$' }) }),
       body: AdminFamilyInput,
       response: { 200: AdminFamilyEnvelope, 201: AdminFamilyEnvelope, ...authErrors },

@@ -14,7 +14,7 @@ export function familyView(family: FamilyRow, members: MembershipRow[], devices:
     country: family.country,
     createdAt: family.created_at,
     devices: devices.map((d) => ({ deviceId: d.device_id, addedAt: d.added_at })),
-    flags: { sharingOn: false, ...JSON.parse(family.flags) },
+    flags: { sharingOn: false, ...(JSON.parse(family.flags) as Record<string, unknown>) },
     members: members.map(memberView),
   };
 }

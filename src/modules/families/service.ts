@@ -88,7 +88,7 @@ export function createFamilyService(store: Store, config: Pick<Config, 'defaultC
     ]);
     const view = familyView(family, members, devices);
     if (events) {
-      view.history = events.map((e) => ({ ...JSON.parse(e.details), type: e.type, at: e.at }));
+      view.history = events.map((e) => ({ ...(JSON.parse(e.details) as Record<string, unknown>), type: e.type, at: e.at }));
     }
     return view;
   }

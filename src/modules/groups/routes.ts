@@ -18,13 +18,11 @@ const BASE = '/card/family/library/groups';
 export async function groupRoutes(app: App, opts: { groups: GroupService }): Promise<void> {
   const { groups } = opts;
   const tags = ['groups'];
-  const security = [{ bearer: [] }];
 
   app.post(BASE, {
     config: { auth: SCOPES.libraryManage },
     schema: {
       tags,
-      security,
       summary: 'Create a group in the family library',
       description: `At most ${MAX_GROUPS_PER_FAMILY} groups a family (400 \`group-limit\`). \`name\` is cut to 100 characters; items keep their order, lose duplicates, and drop cards not in the family library.`,
       body: CreateGroupBody,
@@ -35,7 +33,7 @@ export async function groupRoutes(app: App, opts: { groups: GroupService }): Pro
 
   app.get(BASE, {
     config: { auth: SCOPES.libraryView },
-    schema: { tags, security, summary: "The family's groups", response: { 200: GroupList, ...authErrors } },
+    schema: { tags, summary: "The family's groups", response: { 200: GroupList, ...authErrors } },
     handler: async (req, reply) => sendRaw(reply, 200, await groups.list(req.principal.userId)),
   });
 
@@ -43,7 +41,6 @@ export async function groupRoutes(app: App, opts: { groups: GroupService }): Pro
     config: { auth: SCOPES.libraryView },
     schema: {
       tags,
-      security,
       summary: 'One group, with the full cards of its items',
       params: GroupParams,
       response: { 200: GroupRef, ...authErrors, 404: ErrorRef },
@@ -55,7 +52,6 @@ export async function groupRoutes(app: App, opts: { groups: GroupService }): Pro
     config: { auth: SCOPES.libraryManage },
     schema: {
       tags,
-      security,
       summary: 'Update a group; fields left out keep their values',
       description: "Another family's group answers like a missing one: 404.",
       params: GroupParams,
@@ -70,7 +66,6 @@ export async function groupRoutes(app: App, opts: { groups: GroupService }): Pro
     config: { auth: SCOPES.libraryManage },
     schema: {
       tags,
-      security,
       summary: 'Delete a group (hard delete)',
       params: GroupParams,
       response: { 200: DeletedGroup, ...authErrors, 404: ErrorRef },

@@ -15,7 +15,6 @@ export async function libraryRoutes(app: App, opts: { library: LibraryService })
       summary: "Add a card to the caller's family library",
       description:
         'Only free cards and cards in the club subscription can be added (400 `card-not-eligible` otherwise). 201 with a new record, or 200 with the record the library already had; a family member\'s MYO card is in the library already (200, with the record it is held by).',
-      security: [{ bearer: [] }],
       body: AddToLibraryBody,
       response: { 200: RecordEnvelope, 201: RecordEnvelope, ...authErrors, 404: ErrorRef },
     },
@@ -32,7 +31,6 @@ export async function libraryRoutes(app: App, opts: { library: LibraryService })
       summary: "The caller's family library, in the order cards entered it",
       description:
         'The cards added to the library (`inFamilyLibrary: true`) and every live MYO card of the family\'s members (`inFamilyLibrary: false`). `showdeleted=true` adds the records whose card was deleted; `view=groups` adds the groups, each with `cards: []`.',
-      security: [{ bearer: [] }],
       querystring: LibraryQuery,
       response: { 200: LibraryList, ...authErrors },
     },

@@ -35,8 +35,18 @@ import {
 import { Type } from '@sinclair/typebox';
 
 const tags = ['media'];
-const security = [{ bearer: [] }];
 const binaryErrors = { 400: ErrorRef, 403: ErrorRef, 404: ErrorRef, 413: ErrorRef };
+
+/** Stored bytes, whole (200) or a range of them (206), as their own content type. */
+const bytes = (description: string) => ({
+  description,
+  content: { 'application/octet-stream': { schema: { type: 'string', format: 'binary' } } },
+});
+const MEDIA_BYTES = {
+  200: bytes('The bytes, with `Content-Type`, `Content-Length`, `ETag`, `Accept-Ranges` and `Cache-Control`'),
+  206: bytes('The range asked for (`Range: bytes=...`), with `Content-Range`'),
+  304: { description: 'Not modified: the `If-None-Match` tag is the stored one', type: 'null' },
+};
 
 function sendMedia(reply: FastifyReply, answer: MediaResponse): FastifyReply {
   reply.code(answer.status).headers(answer.headers);
@@ -63,7 +73,6 @@ export async function mediaRoutes(
     config: { auth: SCOPES.contentManage },
     schema: {
       tags,
-      security,
       summary: 'Get a URL to upload an audio file to',
       description:
         'Answers an upload id and a signed, single-use URL to `PUT` the bytes to. With `sha256` of audio already stored, `uploadUrl` is null and the upload id resolves at once.',
@@ -92,7 +101,6 @@ export async function mediaRoutes(
     config: { auth: SCOPES.contentManage },
     schema: {
       tags,
-      security,
       summary: 'Poll the transcode of an upload',
       description:
         'Until done: `progress`. Done: `transcodedSha256` (use it as `yoto:#<hash>` or `service:#<hash>` in a track) and `transcodedInfo`. A transcode that failed answers 400 with the reason.',
@@ -115,14 +123,14 @@ export async function mediaRoutes(
         'The URLs that wishlists and `playable=true` card reads hand out. Ranges (206, 416), `HEAD`, `ETag` and `If-None-Match`. A wrong or expired signature: 403.',
       params: FileParams,
       querystring: SignedQuery,
-      response: { ...binaryErrors, 416: ErrorRef },
+      response: { ...MEDIA_BYTES, ...binaryErrors, 416: ErrorRef },
     },
     exposeHeadRoute: false,
     handler: async (req, reply) => {
-      const params = req.params as { hash: string };
+      const params = req.params;
       return sendMedia(
         reply,
-        await files.signed(params.hash, req.query as { expires?: string; signature?: string }, {
+        await files.signed(params.hash, req.query, {
           method: req.method,
           range: req.headers.range,
           ifNoneMatch: req.headers['if-none-match'],
@@ -139,13 +147,13 @@ export async function mediaRoutes(
       summary: 'A cover image or display icon',
       description: 'Public, as on the public service: the id is the SHA-256 of the image.',
       params: Type.Object({ mediaId: MediaIdParam }),
-      response: { 404: ErrorRef, 416: ErrorRef },
+      response: { ...MEDIA_BYTES, 404: ErrorRef, 416: ErrorRef },
     },
     exposeHeadRoute: false,
     handler: async (req, reply) =>
       sendMedia(
         reply,
-        await files.public((req.params as { mediaId: string }).mediaId, {
+        await files.public((req.params).mediaId, {
           method: req.method,
           range: req.headers.range,
           ifNoneMatch: req.headers['if-none-match'],
@@ -157,7 +165,6 @@ export async function mediaRoutes(
     config: { auth: SCOPES.contentManage },
     schema: {
       tags,
-      security,
       summary: 'Upload a cover image',
       description:
         'The image bytes as the body (or one file of a multipart form). Resized and cropped to the centre for `coverType` unless `autoconvert=false`. `imageUrl` (fetching a remote image) is not supported: 400. `mediaUrl` is a public URL of the image.',
@@ -181,7 +188,7 @@ export async function mediaRoutes(
 
   app.get('/media/displayIcons/user/me', {
     config: { auth: SCOPES.contentView },
-    schema: { tags, security, summary: "The caller's display icons", response: { 200: DisplayIconList, ...authErrors } },
+    schema: { tags, summary: "The caller's display icons", response: { 200: DisplayIconList, ...authErrors } },
     handler: async (req) => ({ displayIcons: await images.listIcons(req.principal.userId) }),
   });
 
@@ -189,7 +196,6 @@ export async function mediaRoutes(
     config: { auth: null },
     schema: {
       tags,
-      security,
       summary: 'The public display icons',
       description: 'Loaded by operators (`POST /admin/media/displayIcons`, `cardshelf seed --demo`).',
       response: { 200: DisplayIconList, ...authErrors },
@@ -201,7 +207,6 @@ export async function mediaRoutes(
     config: { auth: SCOPES.contentManage },
     schema: {
       tags,
-      security,
       summary: 'Upload a display icon (made a 16x16 PNG)',
       description: 'The same image again answers the icon already made (without `new`).',
       querystring: IconUploadQuery,
@@ -216,7 +221,6 @@ export async function mediaRoutes(
     config: { auth: SCOPES.admin },
     schema: {
       tags: ['admin'],
-      security,
       summary: 'Add a public display icon',
       description: 'The image bytes as the body; made a 16x16 PNG. The same image again updates its title and tags.',
       querystring: PublicIconQuery,
@@ -234,7 +238,6 @@ export async function mediaRoutes(
     config: { auth: SCOPES.libraryManage },
     schema: {
       tags,
-      security,
       summary: 'Upload a family image (for library groups)',
       description: 'JPEG, GIF or PNG; at most 500 a family. The id is the SHA-256 of the image: the same image again answers the same id.',
       response: { 200: FamilyImageAnswer, ...authErrors, 413: ErrorRef },
@@ -247,7 +250,6 @@ export async function mediaRoutes(
     config: { auth: SCOPES.libraryView },
     schema: {
       tags,
-      security,
       summary: "The family's uploaded images",
       querystring: FamilyImageListQuery,
       response: { 200: FamilyImageList, ...authErrors },
@@ -263,7 +265,6 @@ export async function mediaRoutes(
     config: { auth: SCOPES.libraryView },
     schema: {
       tags,
-      security,
       summary: 'A family image: a redirect (302) to its signed URL',
       description: '`width` and `height` ask for a resized copy: 640x480 or 320x320.',
       params: Type.Object({ imageId: MediaIdParam }),

@@ -27,7 +27,6 @@ export async function wishlistRoutes(
   const present = (json: RawJson, format: string | undefined): RawJson =>
     format === 'raw' ? json : media.signAll(json);
   const tags = ['wishlists'];
-  const security = [{ bearer: [] }];
   // A body over the limit is the size rule broken, so it answers `wishlist-size`, not 413.
   const writeConfig = { auth: null, oversizeCode: 'wishlist-size' as const };
 
@@ -36,7 +35,6 @@ export async function wishlistRoutes(
     bodyLimit: WISHLIST_BODY_LIMIT,
     schema: {
       tags,
-      security,
       summary: 'Create a wishlist',
       description:
         'At most 10 wishlists a user (400 `wishlist-limit`) and 300 KiB of JSON a wishlist (400 `wishlist-size`). `wishlistId` and `shareId` are generated; values sent for them are ignored.',
@@ -53,7 +51,6 @@ export async function wishlistRoutes(
     bodyLimit: WISHLIST_BODY_LIMIT,
     schema: {
       tags,
-      security,
       summary: "Replace a wishlist's content",
       description: '`userId`, `wishlistId` and `shareId` cannot be changed. Other users\' wishlists answer 404.',
       params: WishlistParams,
@@ -73,7 +70,6 @@ export async function wishlistRoutes(
     config: { auth: null },
     schema: {
       tags,
-      security,
       summary: "The caller's wishlists, oldest first",
       querystring: FormatQuery,
       response: { 200: WishlistList, ...authErrors },
@@ -86,7 +82,6 @@ export async function wishlistRoutes(
     config: { auth: null },
     schema: {
       tags,
-      security,
       summary: 'One of your wishlists',
       params: WishlistParams,
       querystring: FormatQuery,
@@ -100,7 +95,6 @@ export async function wishlistRoutes(
     config: { auth: null },
     schema: {
       tags,
-      security,
       summary: 'Delete one of your wishlists',
       params: WishlistParams,
       response: { 200: StatusOk, ...authErrors, 404: ErrorRef },
@@ -115,7 +109,6 @@ export async function wishlistRoutes(
     config: { auth: null },
     schema: {
       tags,
-      security,
       summary: 'A shared wishlist, read-only, for any signed-in user',
       params: ShareParams,
       querystring: FormatQuery,

@@ -1,0 +1,43 @@
+# Cardshelf in three stages: build (TypeScript to dist/), production dependencies
+# (`npm ci --omit=dev` on the built tree), and a slim runtime image running as `node`, not root.
+# The image and its defaults are described in the README, "Container".
+ARG NODE_IMAGE=node:20-bookworm-slim
+
+FROM ${NODE_IMAGE} AS build
+WORKDIR /app
+# better-sqlite3 compiles its addon when no prebuilt one is at hand.
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends python3 make g++ \
+ && rm -rf /var/lib/apt/lists/*
+COPY package.json package-lock.json tsconfig.json tsconfig.build.json ./
+COPY scripts ./scripts
+COPY src ./src
+RUN npm ci --no-audit --no-fund
+
+FROM build AS deps
+# A production install on the built tree: `prepare` keeps dist/ when TypeScript is absent.
+RUN rm -rf node_modules && npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
+
+FROM ${NODE_IMAGE} AS runtime
+ENV NODE_ENV=production \
+    PORT=8080 \
+    DATA_DIR=/data \
+    LOAD_SHED_EVENT_LOOP_DELAY_MS=1000
+WORKDIR /app
+COPY --from=deps --chown=root:root /app/node_modules ./node_modules
+COPY --from=deps --chown=root:root /app/dist ./dist
+COPY --chown=root:root package.json ./
+COPY --chown=root:root bin ./bin
+COPY --chown=root:root scripts/healthcheck.js ./scripts/healthcheck.js
+# The SQLite store and the local issuer's key live in /data (unused with DATABASE_URL and an
+# external issuer, but always writable by the service's user).
+RUN mkdir -p /data && chown node:node /data
+VOLUME ["/data"]
+USER node
+EXPOSE 8080
+HEALTHCHECK --interval=15s --timeout=5s --start-period=30s --retries=3 \
+  CMD ["node", "scripts/healthcheck.js"]
+# SIGTERM (docker stop) drains requests in flight, then exits 0.
+STOPSIGNAL SIGTERM
+ENTRYPOINT ["node", "bin/cardshelf.js"]
+CMD ["serve"]

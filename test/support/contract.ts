@@ -1,0 +1,73 @@
+import { Ajv, type ValidateFunction } from 'ajv';
+
+/**
+ * Checks answers against the OpenAPI document the app serves: the operation of the route that
+ * answered must document the status, and the body must match that status's schema. Answers of
+ * no documented operation (unknown paths, 405s, the hidden /docs and /metrics) are checked only
+ * when they are errors, against the error shape. test/helpers.ts runs it on every answer of a
+ * test app, so a response that drifts from its schema (or the document from the code) fails.
+ */
+export interface ContractCheck {
+  /** Returns what is wrong with the answer, or undefined. `route` is Fastify's pattern, if a route answered. */
+  (answer: { method: string; route: string | undefined; status: number; contentType: string | undefined; body: string }):
+    | string
+    | undefined;
+}
+
+interface Document {
+  paths: Record<string, Record<string, Operation>>;
+  components: { schemas: Record<string, object>; responses: Record<string, Response> };
+}
+interface Operation {
+  responses: Record<string, Response | { $ref: string }>;
+}
+interface Response {
+  content?: { 'application/json'?: { schema: object } };
+}
+
+const SCHEMA_REF = '#/components/schemas/';
+/** Component schemas are registered under this URI scheme: `#/...` refs would not resolve outside the document. */
+const SCHEMA_URI = 'openapi-schema:';
+
+export function contractChecker(document: Document): ContractCheck {
+  const doc = JSON.parse(JSON.stringify(document).replaceAll(`"${SCHEMA_REF}`, `"${SCHEMA_URI}`)) as Document;
+  const ajv = new Ajv({ strict: false, allErrors: true });
+  for (const [name, schema] of Object.entries(doc.components.schemas)) ajv.addSchema(schema, `${SCHEMA_URI}${name}`);
+  const errorShape = ajv.getSchema(`${SCHEMA_URI}ErrorBody`)!;
+
+  const compiled = new Map<object, ValidateFunction>();
+  const validator = (schema: object): ValidateFunction => {
+    let v = compiled.get(schema);
+    if (!v) compiled.set(schema, (v = ajv.compile(schema)));
+    return v;
+  };
+
+  return ({ method, route, status, contentType, body }) => {
+    if (method === 'HEAD' || method === 'OPTIONS') return undefined;
+    // Fastify's `/wishlists/:wishlistId` is OpenAPI's `/wishlists/{wishlistId}`.
+    const path = route?.replace(/:(\w+)/g, '{$1}');
+    const where = `${method} ${path ?? '(no route)'} -> ${status}`;
+    const operation = path === undefined ? undefined : doc.paths[path]?.[method.toLowerCase()];
+    let schema: object | undefined;
+    if (operation) {
+      let response = operation.responses[String(status)];
+      if (!response) return `${where}: status ${status} is not documented`;
+      if ('$ref' in response) response = doc.components.responses[response.$ref.split('/').pop()!]!;
+      schema = (response as Response).content?.['application/json']?.schema;
+      if (!schema) return body === '' ? undefined : `${where}: a body where the document has none`;
+    } else if (status >= 400) {
+      schema = errorShape.schema as object;
+    } else {
+      return undefined;
+    }
+    if (!contentType?.startsWith('application/json')) return `${where}: content type ${contentType}, documented application/json`;
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(body);
+    } catch {
+      return `${where}: not JSON: ${body.slice(0, 200)}`;
+    }
+    const validate = validator(schema);
+    return validate(parsed) ? undefined : `${where}: ${ajv.errorsText(validate.errors)}: ${body.slice(0, 300)}`;
+  };
+}
