@@ -215,9 +215,9 @@ export const finishDocument: SwaggerTransformObject = (document) => {
       for (const status of statuses) {
         const shared = SHARED_ERRORS[Number(status)];
         if (shared) {
-          op.responses![status] = { $ref: `#/components/responses/${shared.name}` };
-        } else if (op.responses![status]!.description === 'Default Response') {
-          op.responses![status]!.description = successDescription(method, status, statuses, op.summary);
+          op.responses[status] = { $ref: `#/components/responses/${shared.name}` };
+        } else if (op.responses[status]!.description === 'Default Response') {
+          op.responses[status]!.description = successDescription(method, status, statuses, op.summary);
         }
       }
     }
