@@ -690,13 +690,14 @@ describe('POST /content: create', () => {
       expectBadRequest(await post(newUser('stream'), oneTrack({ type: 'stream', trackUrl: 'radio' })));
     });
 
-    it('refuses an icon16x16 that is not a media reference', async () => {
-      expectBadRequest(
-        await post(
-          newUser('icon'),
-          oneTrack({ type: 'audio', trackUrl: 'service:#a' }, { icon16x16: 'https://x.example/icon.png' }),
-        ),
-      );
+    it('takes an icon16x16 that is a media reference or an http(s) URL (DECISIONS.md), and nothing else', async () => {
+      for (const icon16x16 of ['https://x.example/icon.png', 'yoto:#icon', 'service:#icon']) {
+        const r = expectStatus(await post(newUser('icon'), oneTrack({ type: 'audio', trackUrl: 'service:#a' }, { icon16x16 })), 201);
+        expect(r.body.card.content.chapters[0].display.icon16x16).toBe(icon16x16);
+      }
+      for (const icon16x16 of ['icon.png', 'ftp://x.example/icon.png', 'yoto:#']) {
+        expectBadRequest(await post(newUser('icon'), oneTrack({ type: 'audio', trackUrl: 'service:#a' }, { icon16x16 })));
+      }
     });
   });
 });

@@ -43,6 +43,9 @@ describe(`cardshelf command on ${testDialect()}`, { timeout: 180_000 }, () => {
       expect(r.code, `${command} --help: ${r.stderr}`).toBe(0);
       expect(r.stdout).toContain(`Usage: cardshelf ${command} [options]`);
     }
+    const gc = await cli(['media', 'gc', '--help'], deployment.env);
+    expect(gc.code, gc.stderr).toBe(0);
+    expect(gc.stdout).toContain('Usage: cardshelf media gc [options]');
     const r = await cli(['help', 'token'], deployment.env);
     expect(r.code).toBe(0);
     expect(r.stdout).toContain('--expires-in <duration>');
@@ -63,6 +66,9 @@ describe(`cardshelf command on ${testDialect()}`, { timeout: 180_000 }, () => {
       [['seed'], /--demo, or --scale N/],
       [['seed', '--demo', '--scale', '3'], /cannot be used with/],
       [['seed', '--scale', 'many'], /'many' is invalid/],
+      [['media'], /Usage: cardshelf media/],
+      [['media', 'gc', '--grace', 'soon'], /'soon' is invalid/],
+      [['media', 'gc', '--force'], /unknown option '--force'/],
     ];
     const results = await Promise.all(cases.map(([args]) => cli(args, deployment!.env)));
     for (const [i, [args, message]] of cases.entries()) {

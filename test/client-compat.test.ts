@@ -139,7 +139,6 @@ describe('nulls the public service returns are accepted and stored as sent', () 
     ['display a string', (b) => (chapterOf(b).display = 'none')],
     ['display an array', (b) => (trackOf(b).display = [])],
     ['icon16x16 a number', (b) => (trackOf(b).display = { icon16x16: 5 })],
-    ['icon16x16 an http URL', (b) => (chapterOf(b).display = { icon16x16: 'https://x.example/i.png' })],
     ['icon16x16 a bare hash', (b) => (chapterOf(b).display = { icon16x16: 'abc' })],
     ['overlayLabelOverride a number', (b) => (chapterOf(b).overlayLabelOverride = 1)],
     ['tracks null', (b) => (chapterOf(b).tracks = null)],

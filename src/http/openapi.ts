@@ -50,7 +50,8 @@ const SHARED_ERRORS: Record<number, SharedError> = {
   },
   403: {
     name: 'Forbidden',
-    description: 'The token is valid but lacks the scope this operation needs (named in `WWW-Authenticate`).',
+    description:
+      'The token is valid but lacks the scope this operation needs (named in `WWW-Authenticate`); on a signed media URL, its signature is wrong or expired, or an upload URL was used already.',
     examples: { forbidden: "this operation needs the scope 'user:content:manage'" },
   },
   404: {
@@ -73,6 +74,11 @@ const SHARED_ERRORS: Record<number, SharedError> = {
     description: 'The body is not `application/json`.',
     examples: { 'unsupported-media-type': "content type 'text/plain' is not accepted: send application/json" },
   },
+  416: {
+    name: 'RangeNotSatisfiable',
+    description: 'The `Range` asked for lies outside the stored bytes; `Content-Range: bytes */<size>` gives their size.',
+    examples: { 'range-not-satisfiable': 'the range asked for is outside the 4912345 bytes stored' },
+  },
   429: {
     name: 'RateLimited',
     description: 'Too many requests from this client this minute; `Retry-After` says when to try again.',
@@ -82,7 +88,7 @@ const SHARED_ERRORS: Record<number, SharedError> = {
     name: 'Unavailable',
     description:
       "The server is overloaded or shutting down, or its database or token issuer does not answer; `Retry-After` (when sent) says when to retry.",
-    examples: { unavailable: 'the server is overloaded; try again shortly' },
+    examples: { unavailable: 'the database cannot be reached; try again later' },
   },
 };
 
@@ -161,10 +167,14 @@ export function describeRoutes(config: Readonly<Config>): (route: RouteOptions) 
     const methods = [route.method].flat();
     const hasBody = schema.body !== undefined || methods.some((m) => ['POST', 'PUT', 'DELETE', 'PATCH'].includes(m));
 
+    // A public route may refuse for reasons of its own (a signed URL's signature: 403); the
+    // token's 401 and 403 are derived here from `config.auth`.
+    const ownRefusal = auth === undefined ? responses[403] : undefined;
     delete responses[401];
     delete responses[403];
     if (auth === undefined) {
       schema.security = [];
+      if (ownRefusal) responses[403] = ownRefusal;
     } else {
       schema.security = [{ bearer: auth === null ? [] : [auth] }];
       responses[401] = ErrorRef;

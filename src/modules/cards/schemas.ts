@@ -12,17 +12,21 @@ export const CATEGORIES = ['', 'none', 'stories', 'music', 'radio', 'podcast', '
 
 /** A media reference, `service:#<hash>` or `yoto:#<hash>` (media-ref.ts). */
 export const MediaRef = Type.String({ pattern: MEDIA_REF_PATTERN, examples: ['yoto:#4fKZ3nQ9', 'service:#4fKZ3nQ9'] });
-/** A track's source, whatever the track's type: a media reference or an absolute http(s) URL. */
-const TrackUrl = Type.String({
+/**
+ * Where a track's audio or an icon is (DECISIONS.md, "Cards"): a media reference, or an absolute
+ * http(s) URL, whatever the track's type. A `playable=true` read answers signed URLs here.
+ */
+const MediaLocation = Type.String({
   pattern: `^(?:${MEDIA_REF_SOURCE}|https?://[^\\s]+)$`,
   description: '`yoto:#<hash>` or `service:#<hash>`, or an absolute http(s) URL',
 });
+const TrackUrl = MediaLocation;
 
 /**
  * A chapter's or track's `display`. The public service returns `"display": null` and
  * `"icon16x16": null` in its own examples, so both are accepted as `null` and stored as sent.
  */
-const Display = Nullable(Type.Object({ icon16x16: Type.Optional(Nullable(MediaRef)) }));
+const Display = Nullable(Type.Object({ icon16x16: Type.Optional(Nullable(MediaLocation)) }));
 
 export const Track = Type.Object({
   key: Type.String(),
