@@ -37,6 +37,7 @@ import type { App } from './shared/http.js';
 import { migrateToLatest } from './db/migrate.js';
 import { admitUnderPressure, registerLoadShedding } from './http/load-shedding.js';
 import { createMetrics, registerMetrics } from './http/metrics.js';
+import { transcodeQueueDepth } from './modules/media/queries.js';
 import { describeRoutes, documentOptions, finishDocument } from './http/openapi.js';
 import { echoRequestId, requestId } from './http/request-id.js';
 import { registerSecurityHeaders } from './http/security-headers.js';
@@ -59,7 +60,7 @@ export interface AppOptions {
 export async function buildApp(config: Readonly<Config>, opts: AppOptions = {}): Promise<App> {
   const opened = opts.store ?? openStore(config.database);
   if (opts.migrate !== false) await migrateToLatest(opened);
-  const { registry, dbPlugin } = createMetrics(opened);
+  const { registry, dbPlugin } = createMetrics(opened, { transcodeQueue: () => transcodeQueueDepth(opened.db) });
   // What the services use: the same connections, every query timed for the metrics.
   const store: Store = { ...opened, db: opened.db.withPlugin(dbPlugin) };
   const verifier: TokenVerifier = await createVerifier(config.auth);

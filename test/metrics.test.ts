@@ -47,6 +47,9 @@ describe(`GET /metrics on ${testDialect()}`, () => {
     expect(sample(text, 'cardshelf_db_query_duration_seconds_count', { operation: 'select' })).toBeGreaterThan(0);
     expect(text).toMatch(/^process_cpu_seconds_total \d/m);
     expect(text).toMatch(/^nodejs_eventloop_lag_seconds \d/m);
+    // The transcode queue is read from the database at each scrape: empty here.
+    expect(sample(text, 'cardshelf_transcode_jobs', { status: 'queued' })).toBe(0);
+    expect(sample(text, 'cardshelf_transcode_jobs', { status: 'running' })).toBe(0);
     if (testDialect() === 'postgres') {
       expect(sample(text, 'cardshelf_db_pool_connections', { state: 'max' })).toBe(10);
       expect(sample(text, 'cardshelf_db_pool_connections', { state: 'total' })).toBeGreaterThan(0);

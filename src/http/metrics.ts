@@ -24,7 +24,12 @@ const DB_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 
  * The application's Prometheus registry. One per app (not prom-client's global one), so that
  * several apps in one process (tests) each count their own.
  */
-export function createMetrics(store: Store): { registry: Registry; dbPlugin: KyselyPlugin } {
+export interface MetricSources {
+  /** Transcode jobs queued and running, across the instances (read when scraped). */
+  transcodeQueue?: () => Promise<{ queued: number; running: number }>;
+}
+
+export function createMetrics(store: Store, sources: MetricSources = {}): { registry: Registry; dbPlugin: KyselyPlugin } {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
 
@@ -48,6 +53,22 @@ export function createMetrics(store: Store): { registry: Registry; dbPlugin: Kys
         this.set({ state: 'idle' }, s.idle);
         this.set({ state: 'waiting' }, s.waiting);
         this.set({ state: 'max' }, s.max);
+      },
+    });
+  }
+  const { transcodeQueue } = sources;
+  if (transcodeQueue) {
+    new Gauge({
+      name: 'cardshelf_transcode_jobs',
+      help: 'Transcode jobs queued and running, across every instance on the database',
+      labelNames: ['status'],
+      registers: [registry],
+      async collect() {
+        // A database that does not answer leaves the gauge out of this scrape, not /metrics down.
+        const depth = await transcodeQueue().catch(() => undefined);
+        if (!depth) return;
+        this.set({ status: 'queued' }, depth.queued);
+        this.set({ status: 'running' }, depth.running);
       },
     });
   }
