@@ -83,7 +83,11 @@ describe.runIf(runHere)('two instances while the storage of their SQLite file fa
     return false;
   }
 
-  async function underFault(name: string, s: Site, inject: () => Promise<void>): Promise<TrafficReport> {
+  /**
+   * `trafficSees503`: whether the traffic itself must meet the fault. A full disk is met first by
+   * whichever write needs a new page, which may be /readyz's probe rather than the traffic's.
+   */
+  async function underFault(name: string, s: Site, inject: () => Promise<void>, trafficSees503 = true): Promise<TrafficReport> {
     const marks = logMarks(s.servers);
     const traffic = startTraffic(s.servers, s.tokens, { clients: 6, timeoutMs: CLIENT_TIMEOUT_MS });
     await pause(1_000);
@@ -99,7 +103,7 @@ describe.runIf(runHere)('two instances while the storage of their SQLite file fa
     // What failed is logged once per kind (and 10 s), as a warning: never a stack per request.
     expect(errorLines(s.servers)).toBe('');
     expect(databaseWarnings(s.servers, marks)).toBeLessThan(Math.max(10, (report.byStatus['503'] ?? 0) / 2));
-    expect(report.byStatus['503'] ?? 0).toBeGreaterThan(0);
+    if (trafficSees503) expect(report.byStatus['503'] ?? 0).toBeGreaterThan(0);
     return report;
   }
 
@@ -123,7 +127,7 @@ describe.runIf(runHere)('two instances while the storage of their SQLite file fa
       // The writes fill what SQLite had left in its files, then fail.
       expect(await readyzBecomes(s.servers[0]!, 503, 20_000)).toBe(true);
       await rm(filler);
-    });
+    }, false);
   }, 120_000);
 
   it('the data directory moved away: writes 503 (none lost to the moved file), /readyz 503, resumes when it is back', async () => {
