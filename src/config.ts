@@ -2,8 +2,9 @@ import { isIP } from 'node:net';
 import path from 'node:path';
 import { Type, type Static } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
+import type { AuthConfig } from './auth/config.js';
 import type { DatabaseConfig } from './db/config.js';
-import type { S3StoreConfig } from './media-store/s3-media-store.js';
+import type { MediaStoreConfig } from './media-store/open-media-store.js';
 
 /**
  * The process environment, described once. Every setting is read here, at start-up, validated,
@@ -109,10 +110,6 @@ const EnvSchema = Type.Object({
 
 type Env = Static<typeof EnvSchema>;
 
-export type AuthConfig =
-  | { mode: 'local'; issuer: string; audience: string; keyFile: string }
-  | { mode: 'oidc'; issuer: string; audience: string; jwksUrl: string };
-
 export interface Config {
   port: number;
   host: string;
@@ -136,10 +133,7 @@ export interface Config {
   metrics: { token: string | undefined; allow: string[] | undefined };
 }
 
-export interface MediaConfig {
-  /** The embedded media store's directory (DATA_DIR/media); with S3, local staging and copies. */
-  dir: string;
-  s3: S3StoreConfig | undefined;
+export interface MediaConfig extends MediaStoreConfig {
   maxAudioBytes: number;
   maxImageBytes: number;
   quotaBytes: number;

@@ -5,7 +5,7 @@ import type { LightMyRequestResponse } from 'fastify';
 import { buildApp } from '../src/app.js';
 import { loadOrCreateSigningKey, mintToken } from '../src/auth/local-issuer.js';
 import { loadConfig, type Config } from '../src/config.js';
-import type { App } from '../src/shared/http.js';
+import type { App } from '../src/http/route-app.js';
 import { contractChecker, type ContractCheck } from './support/contract.js';
 import { createTestDatabase } from './support/test-database.js';
 

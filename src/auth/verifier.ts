@@ -6,7 +6,7 @@ import {
   type JSONWebKeySet,
   type JWTVerifyGetKey,
 } from 'jose';
-import type { AuthConfig } from '../config.js';
+import type { AuthConfig } from './config.js';
 import { hasLoneSurrogate } from '../shared/text.js';
 import { loadOrCreateSigningKey, LOCAL_ALG } from './local-issuer.js';
 import type { Principal } from './principal.js';

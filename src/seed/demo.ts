@@ -4,8 +4,6 @@ import { createCardService } from '../modules/cards/service.js';
 import { createFamilyService } from '../modules/families/service.js';
 import { createGroupService } from '../modules/groups/service.js';
 import { createLibraryService } from '../modules/library/service.js';
-import { listSummariesByOwner } from '../modules/cards/repository.js';
-import { listGroups } from '../modules/groups/repository.js';
 import type { CardInput } from '../modules/cards/schemas.js';
 import { seedPublicIcons } from '../modules/media/demo-icons.js';
 
@@ -120,14 +118,15 @@ export async function seedDemo(store: Store, config: Readonly<Config>, log: (lin
   });
   log(`family ${DEMO_FAMILY}: 2 members, 2 devices`);
 
-  if ((await listSummariesByOwner(store.db, DEMO_USER, true)).length === 0) {
+  // Read back through the services, as a client would: seeding twice changes nothing.
+  if ((JSON.parse(await cards.listMine(DEMO_USER, true)) as { cards: unknown[] }).cards.length === 0) {
     for (const card of myoCards) await cards.save(DEMO_USER, card);
   }
   log(`MYO cards of ${DEMO_USER}: ${myoCards.length}`);
 
   await library.add(DEMO_USER, 'dmFr1');
   await library.add(DEMO_USER, 'dmCl1');
-  if ((await listGroups(store.db, DEMO_FAMILY)).length === 0) {
+  if ((JSON.parse(await groups.list(DEMO_USER)) as unknown[]).length === 0) {
     await groups.create(DEMO_USER, {
       name: 'Bedtime',
       imageId: 'moon',

@@ -2,7 +2,7 @@ import { Type } from '@sinclair/typebox';
 import { SCOPES } from '../../auth/scopes.js';
 import { isOn } from '../../shared/query-flags.js';
 import { ErrorRef, PathId, QueryFlag, StatusOk, authErrors } from '../../shared/schemas.js';
-import { sendRaw, type App } from '../../shared/http.js';
+import { sendRaw, type App } from '../../http/route-app.js';
 import type { CardService } from './service.js';
 import type { MediaUrlSigner } from '../wishlists/media-urls.js';
 import { AdminCardInput, CardEnvelope, CardInput, CardList } from './schemas.js';

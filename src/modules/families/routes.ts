@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import { SCOPES } from '../../auth/scopes.js';
-import type { App } from '../../shared/http.js';
+import type { App } from '../../http/route-app.js';
 import { isOn } from '../../shared/query-flags.js';
 import { authErrors } from '../../shared/schemas.js';
 import { AdminFamilyEnvelope, AdminFamilyInput, FamilyEnvelope, FamilyQuery } from './schemas.js';

@@ -5,6 +5,7 @@ import { familyLock, inUnitOfWork, userLock, type Trx } from '../../db/unit-of-w
 import { badRequest } from '../../shared/errors.js';
 import { now } from '../../shared/clock.js';
 import { newHexId } from '../../shared/ids.js';
+import { reconcileList } from './reconcile.js';
 import * as repo from './repository.js';
 import { approvalTime, familyView, firstDuplicate, isStub } from './rules.js';
 import type { AdminFamilyInput, Family } from './schemas.js';
@@ -149,43 +150,53 @@ export function createFamilyService(store: Store, config: Pick<Config, 'defaultC
     members: NonNullable<AdminFamilyInput['members']>,
     at: string,
   ): Promise<void> {
-    const wanted = new Set(members.map((m) => m.userId));
-    for (const current of await repo.listMembers(trx, familyId)) {
-      if (wanted.has(current.user_id)) continue;
-      await repo.deleteMembership(trx, current.user_id);
-      await repo.addEvent(trx, familyId, 'member-removed', at, { userId: current.user_id });
-    }
-    for (const [position, m] of members.entries()) {
-      const approved = m.approved ?? false;
-      const verified = m.verified ?? false;
-      const fields = {
-        approved: approved ? 1 : 0,
-        verified: verified ? 1 : 0,
-        verified_email: m.verifiedEmail ?? null,
-        position,
-      };
-      const current = await repo.findMembership(trx, m.userId);
-      if (current && current.family_id === familyId && current.listed === 1) {
-        const approvedAt = approvalTime(approved, { approved: current.approved === 1, approvedAt: current.approved_at }, at);
-        await repo.updateMembership(trx, m.userId, { ...fields, approved_at: approvedAt });
-        continue;
-      }
-      if (current) {
-        await repo.deleteMembership(trx, m.userId);
-        if (current.family_id !== familyId && current.listed === 1) {
-          await repo.addEvent(trx, current.family_id, 'member-removed', at, { userId: m.userId });
+    const byUser = new Map(members.map((m) => [m.userId, m]));
+    const fieldsOf = (userId: string) => {
+      const m = byUser.get(userId);
+      return { approved: m?.approved ?? false, verified: m?.verified ?? false, verifiedEmail: m?.verifiedEmail ?? null };
+    };
+    await reconcileList(members.map((m) => m.userId), {
+      present: await repo.listMembers(trx, familyId),
+      idOf: (row) => row.user_id,
+      find: (userId) => repo.findMembership(trx, userId),
+      // A stub membership in this family is not listed: listing the user makes a new one.
+      isHere: (row) => row.family_id === familyId && row.listed === 1,
+      async leave(row) {
+        await repo.deleteMembership(trx, row.user_id);
+        await repo.addEvent(trx, familyId, 'member-removed', at, { userId: row.user_id });
+      },
+      async stay(row, position) {
+        const { approved, verified, verifiedEmail } = fieldsOf(row.user_id);
+        await repo.updateMembership(trx, row.user_id, {
+          approved: approved ? 1 : 0,
+          approved_at: approvalTime(approved, { approved: row.approved === 1, approvedAt: row.approved_at }, at),
+          verified: verified ? 1 : 0,
+          verified_email: verifiedEmail,
+          position,
+        });
+      },
+      async moveIn(userId, position, previous) {
+        if (previous) {
+          await repo.deleteMembership(trx, userId);
+          if (previous.family_id !== familyId && previous.listed === 1) {
+            await repo.addEvent(trx, previous.family_id, 'member-removed', at, { userId });
+          }
         }
-      }
-      await repo.insertMembership(trx, {
-        user_id: m.userId,
-        family_id: familyId,
-        listed: 1,
-        added_at: at,
-        approved_at: approvalTime(approved, undefined, at),
-        ...fields,
-      });
-      await repo.addEvent(trx, familyId, 'member-added', at, { userId: m.userId });
-    }
+        const { approved, verified, verifiedEmail } = fieldsOf(userId);
+        await repo.insertMembership(trx, {
+          user_id: userId,
+          family_id: familyId,
+          listed: 1,
+          added_at: at,
+          approved: approved ? 1 : 0,
+          approved_at: approvalTime(approved, undefined, at),
+          verified: verified ? 1 : 0,
+          verified_email: verifiedEmail,
+          position,
+        });
+        await repo.addEvent(trx, familyId, 'member-added', at, { userId });
+      },
+    });
   }
 
   /** Makes `devices` the family's devices; listing a device moves it into this family. */
@@ -195,24 +206,24 @@ export function createFamilyService(store: Store, config: Pick<Config, 'defaultC
     devices: NonNullable<AdminFamilyInput['devices']>,
     at: string,
   ): Promise<void> {
-    const wanted = new Set(devices.map((d) => d.deviceId));
-    for (const current of await repo.listDevices(trx, familyId)) {
-      if (wanted.has(current.device_id)) continue;
-      await repo.deleteDevice(trx, current.device_id);
-      await repo.addEvent(trx, familyId, 'device-removed', at, { deviceId: current.device_id });
-    }
-    for (const [position, d] of devices.entries()) {
-      const current = await repo.findDevice(trx, d.deviceId);
-      if (current && current.family_id === familyId) {
-        await repo.updateDevicePosition(trx, d.deviceId, position);
-        continue;
-      }
-      if (current) {
-        await repo.deleteDevice(trx, d.deviceId);
-        await repo.addEvent(trx, current.family_id, 'device-removed', at, { deviceId: d.deviceId });
-      }
-      await repo.insertDevice(trx, { device_id: d.deviceId, family_id: familyId, added_at: at, position });
-      await repo.addEvent(trx, familyId, 'device-added', at, { deviceId: d.deviceId });
-    }
+    await reconcileList(devices.map((d) => d.deviceId), {
+      present: await repo.listDevices(trx, familyId),
+      idOf: (row) => row.device_id,
+      find: (deviceId) => repo.findDevice(trx, deviceId),
+      isHere: (row) => row.family_id === familyId,
+      async leave(row) {
+        await repo.deleteDevice(trx, row.device_id);
+        await repo.addEvent(trx, familyId, 'device-removed', at, { deviceId: row.device_id });
+      },
+      stay: (row, position) => repo.updateDevicePosition(trx, row.device_id, position),
+      async moveIn(deviceId, position, previous) {
+        if (previous) {
+          await repo.deleteDevice(trx, deviceId);
+          await repo.addEvent(trx, previous.family_id, 'device-removed', at, { deviceId });
+        }
+        await repo.insertDevice(trx, { device_id: deviceId, family_id: familyId, added_at: at, position });
+        await repo.addEvent(trx, familyId, 'device-added', at, { deviceId });
+      },
+    });
   }
 }

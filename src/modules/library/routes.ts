@@ -1,5 +1,5 @@
 import { SCOPES } from '../../auth/scopes.js';
-import { sendRaw, type App } from '../../shared/http.js';
+import { sendRaw, type App } from '../../http/route-app.js';
 import { ErrorRef, authErrors } from '../../shared/schemas.js';
 import { isOn } from '../../shared/query-flags.js';
 import { AddToLibraryBody, LibraryList, LibraryQuery, RecordEnvelope } from './schemas.js';

@@ -4,7 +4,7 @@ import { isOn } from '../../shared/query-flags.js';
 import { ErrorRef, authErrors } from '../../shared/schemas.js';
 import { badRequest, notFound } from '../../shared/errors.js';
 import { PUBLIC_ICONS_OWNER } from './images.js';
-import type { App } from '../../shared/http.js';
+import type { App } from '../../http/route-app.js';
 import type { Readable } from 'node:stream';
 import type { AudioUploads } from './audio-uploads.js';
 import type { FamilyService } from '../families/service.js';

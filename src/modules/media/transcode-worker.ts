@@ -94,7 +94,7 @@ export function startTranscodeWorker(deps: {
       if (closed) return;
       const failure = asUnavailable(err);
       // The database being away is no bug of the queue: one line per kind and window, as the
-      // request log does (src/shared/error-handler.ts), not one stack per poll.
+      // request log does (src/http/error-handler.ts), not one stack per poll.
       if (!failure) log.error({ err }, 'transcode queue: claiming a job failed');
       else if (databaseFailures.admit(`${failure.reason} ${failure.detail}`) !== undefined) {
         log.warn({ reason: failure.reason, cause: failure.detail }, 'transcode queue: database unavailable');

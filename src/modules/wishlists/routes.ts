@@ -1,4 +1,4 @@
-import { sendRaw, type App } from '../../shared/http.js';
+import { sendRaw, type App } from '../../http/route-app.js';
 import { ErrorRef, StatusOk, authErrors } from '../../shared/schemas.js';
 import {
   FormatQuery,

@@ -2,8 +2,8 @@ import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { DatabaseUnavailable, UnstorableText } from '../db/errors.js';
-import { AppError, badRequest, codeForStatus, type ErrorCode } from './errors.js';
-import { RepeatFilter } from './repeat-filter.js';
+import { AppError, badRequest, codeForStatus, type ErrorCode } from '../shared/errors.js';
+import { RepeatFilter } from '../shared/repeat-filter.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {

@@ -7,7 +7,7 @@ import type {
   RawRequestDefaultExpression,
   RawServerDefault,
 } from 'fastify';
-import type { RawJson } from './raw-json.js';
+import type { RawJson } from '../shared/raw-json.js';
 
 /** The Fastify instance routes are registered on: TypeBox schemas give the handlers their types. */
 export type App = FastifyInstance<

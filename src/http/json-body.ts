@@ -1,8 +1,8 @@
 import { isUtf8 } from 'node:buffer';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import sjson from 'secure-json-parse';
-import { badRequest } from './errors.js';
-import { unfitText } from './text.js';
+import { badRequest } from '../shared/errors.js';
+import { unfitText } from '../shared/text.js';
 
 /**
  * Deepest nesting a request body may have. Real cards nest about 6 levels; a limit keeps a
