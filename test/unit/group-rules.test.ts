@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { AppError } from '../../src/shared/errors.js';
 import {
+  checkGroupLimit,
   cleanGroupItems,
   cleanGroupName,
   groupImageUrl,
@@ -155,5 +156,14 @@ describe('modificationTime', () => {
 
   it('falls back to now for an unreadable previous time', () => {
     expect(modificationTime('garbage', '2026-01-01T00:00:00.000Z')).toBe('2026-01-01T00:00:00.000Z');
+  });
+});
+
+describe('checkGroupLimit', () => {
+  it.each([0, 1, 19])('lets a family holding %i groups make one more', (held) => {
+    expect(() => checkGroupLimit(held)).not.toThrow();
+  });
+  it.each([20, 21])('refuses one more to a family holding %i: 400 group-limit', (held) => {
+    expect(() => checkGroupLimit(held)).toThrow(expect.objectContaining({ code: 'group-limit', statusCode: 400 }));
   });
 });

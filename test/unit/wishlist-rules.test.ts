@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { AppError } from '../../src/shared/errors.js';
-import { checkWishlistSize, renderWishlist, wishlistBytes } from '../../src/modules/wishlists/rules.js';
+import { checkWishlistLimit, checkWishlistSize, renderWishlist, wishlistBytes } from '../../src/modules/wishlists/rules.js';
 import { MAX_WISHLIST_BYTES } from '../../src/modules/wishlists/schemas.js';
 
 const IDS = { shareId: 'S'.repeat(21), userId: 'auth0|alice', wishlistId: 'W'.repeat(21) };
@@ -57,5 +57,14 @@ describe('the size rule', () => {
     // 153,601 two-byte characters: 307,202 bytes, but only half as many characters
     expect(sizeError('é'.repeat(MAX_WISHLIST_BYTES / 2))).toBeUndefined();
     expect(sizeError('é'.repeat(MAX_WISHLIST_BYTES / 2 + 1))?.code).toBe('wishlist-size');
+  });
+});
+
+describe('checkWishlistLimit', () => {
+  it.each([0, 1, 9])('lets a user holding %i wishlists make one more', (held) => {
+    expect(() => checkWishlistLimit(held)).not.toThrow();
+  });
+  it.each([10, 11])('refuses one more to a user holding %i: 400 wishlist-limit', (held) => {
+    expect(() => checkWishlistLimit(held)).toThrow(expect.objectContaining({ code: 'wishlist-limit', statusCode: 400 }));
   });
 });

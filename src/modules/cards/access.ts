@@ -3,21 +3,36 @@ import type { Store } from '../../db/dialect.js';
 import type { FamilyService } from '../families/service.js';
 import { holds } from '../library/holdings.js';
 
+/** What the policy reads of a card. */
+export type CardAccessFacts = Pick<CardRow, 'card_id' | 'user_id' | 'origin' | 'is_free' | 'deleted'>;
+
 /**
  * Who may read a card (DECISIONS.md, "Cards"): its owner (deleted or not); anyone, for a live
  * free catalogue card; and the members of a family whose library holds it, which includes every
  * live MYO card of the family's members. The one rule every path that shows a card to a user
  * asks; a refusal is answered like a missing card, so it never tells that the card exists.
+ * `familyHolds` is asked only when the answer depends on the reader's family library.
  */
-export async function mayReadCard(
-  store: Store,
-  families: Pick<FamilyService, 'findFamilyId'>,
+export async function cardVisibleTo(
   userId: string,
-  card: Pick<CardRow, 'card_id' | 'user_id' | 'origin' | 'is_free' | 'deleted'>,
+  card: CardAccessFacts,
+  familyHolds: (cardId: string) => Promise<boolean>,
 ): Promise<boolean> {
   if (card.user_id === userId) return true;
   if (card.deleted === 1) return false;
   if (card.origin === 'catalogue' && card.is_free === 1) return true;
-  const familyId = await families.findFamilyId(userId);
-  return familyId !== undefined && (await holds(store.db, familyId, card.card_id));
+  return familyHolds(card.card_id);
+}
+
+/** The policy, with the reader's family library read from the store. */
+export function mayReadCard(
+  store: Store,
+  families: Pick<FamilyService, 'findFamilyId'>,
+  userId: string,
+  card: CardAccessFacts,
+): Promise<boolean> {
+  return cardVisibleTo(userId, card, async (cardId) => {
+    const familyId = await families.findFamilyId(userId);
+    return familyId !== undefined && (await holds(store.db, familyId, cardId));
+  });
 }

@@ -1,5 +1,5 @@
-import { badRequest } from '../../shared/errors.js';
-import { MAX_GROUP_NAME_LENGTH } from './schemas.js';
+import { AppError, badRequest } from '../../shared/errors.js';
+import { MAX_GROUP_NAME_LENGTH, MAX_GROUPS_PER_FAMILY } from './schemas.js';
 
 /**
  * The group criteria of DECISIONS.md ("Groups"), as pure functions: they apply alike to
@@ -12,6 +12,16 @@ export interface GroupItem {
 }
 
 /** A name must not be empty (or blank); it is cut to 100 characters (code points, not UTF-16 units). */
+/**
+ * The count rule: a family holds at most 20 groups; one more is 400 `group-limit`. The caller
+ * counts under the family's lock, so the rule holds under concurrent creates across instances.
+ */
+export function checkGroupLimit(held: number): void {
+  if (held >= MAX_GROUPS_PER_FAMILY) {
+    throw new AppError('group-limit', `a family can have at most ${MAX_GROUPS_PER_FAMILY} groups`);
+  }
+}
+
 export function cleanGroupName(name: string): string {
   if (name.trim() === '') throw badRequest('name must not be empty');
   return Array.from(name).slice(0, MAX_GROUP_NAME_LENGTH).join('');

@@ -10,6 +10,7 @@ import type { FamilyService } from '../families/service.js';
 import { heldCards } from '../library/holdings.js';
 import * as repo from './repository.js';
 import {
+  checkGroupLimit,
   cleanGroupItems,
   cleanGroupName,
   groupImageUrl,
@@ -17,7 +18,7 @@ import {
   visibleItems,
   type GroupItem as Item,
 } from './rules.js';
-import { MAX_GROUPS_PER_FAMILY, type CreateGroupBody, type UpdateGroupBody } from './schemas.js';
+import type { CreateGroupBody, UpdateGroupBody } from './schemas.js';
 
 export interface GroupService {
   create(userId: string, body: CreateGroupBody): Promise<RawJson>;
@@ -112,9 +113,7 @@ export function createGroupService(
       const name = cleanGroupName(body.name);
       // The count and the insert must not interleave with another create in this family.
       const { row, docs } = await inUnitOfWork(store, [familyLock(familyId)], async (trx) => {
-        if ((await repo.countGroups(trx, familyId)) >= MAX_GROUPS_PER_FAMILY) {
-          throw new AppError('group-limit', `a family can have at most ${MAX_GROUPS_PER_FAMILY} groups`);
-        }
+        checkGroupLimit(await repo.countGroups(trx, familyId));
         const at = now();
         const cleaned = await cleanItems(trx, familyId, body.items ?? [], [], at);
         const group: GroupRow = {

@@ -1,6 +1,6 @@
 import { AppError } from '../../shared/errors.js';
 import type { RawJson } from '../../shared/raw-json.js';
-import { MAX_WISHLIST_BYTES } from './schemas.js';
+import { MAX_WISHLIST_BYTES, MAX_WISHLISTS_PER_USER } from './schemas.js';
 
 /** The rules of a wishlist's stored form (DECISIONS.md, "Wishlists"), as pure functions. */
 
@@ -21,6 +21,16 @@ export function renderWishlist(contentJson: string, ids: WishlistIds): RawJson {
 
 /** The size the limit applies to: UTF-8 bytes of the stored wishlist's JSON. */
 export const wishlistBytes = (json: string): number => Buffer.byteLength(json, 'utf8');
+
+/**
+ * The count rule: a user holds at most 10 wishlists; one more is 400 `wishlist-limit`. The caller
+ * counts under the user's lock, so the rule holds under concurrent creates across instances.
+ */
+export function checkWishlistLimit(held: number): void {
+  if (held >= MAX_WISHLISTS_PER_USER) {
+    throw new AppError('wishlist-limit', `a user can have at most ${MAX_WISHLISTS_PER_USER} wishlists`);
+  }
+}
 
 /** The size rule: at most 300 KiB (307,200 bytes); over that, 400 `wishlist-size`. */
 export function checkWishlistSize(json: string): void {

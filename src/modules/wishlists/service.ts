@@ -6,8 +6,8 @@ import { AppError, notFound } from '../../shared/errors.js';
 import { newUrlSafeId } from '../../shared/ids.js';
 import { rawArray, wrapRaw, type RawJson } from '../../shared/raw-json.js';
 import * as repo from './repository.js';
-import { checkWishlistSize, renderWishlist } from './rules.js';
-import { MAX_WISHLISTS_PER_USER, type WishlistBody } from './schemas.js';
+import { checkWishlistLimit, checkWishlistSize, renderWishlist } from './rules.js';
+import type { WishlistBody } from './schemas.js';
 
 export interface WishlistService {
   create(userId: string, body: WishlistBody): Promise<RawJson>;
@@ -34,9 +34,7 @@ export function createWishlistService(store: Store): WishlistService {
       checkWishlistSize(json);
       // Count and insert under the user's lock: the limit holds under concurrent creates.
       await inUnitOfWork(store, [userLock(userId)], async (trx) => {
-        if ((await repo.countByUser(trx, userId)) >= MAX_WISHLISTS_PER_USER) {
-          throw new AppError('wishlist-limit', `a user can have at most ${MAX_WISHLISTS_PER_USER} wishlists`);
-        }
+        checkWishlistLimit(await repo.countByUser(trx, userId));
         const at = now();
         await repo.insertWishlist(trx, {
           wishlist_id: ids.wishlistId,
