@@ -1,5 +1,5 @@
 import path from 'node:path';
-import type { FastifyBaseLogger } from 'fastify';
+import type { Log } from '../../shared/log.js';
 import type { Config } from '../../config.js';
 import type { Store } from '../../db/dialect.js';
 import { openMediaStore } from '../../media-store/open-media-store.js';
@@ -25,7 +25,7 @@ export function createMedia(
   store: Store,
   config: Readonly<Config>,
   signer: MediaUrlSigner,
-  log: FastifyBaseLogger,
+  log: Log,
 ): Media {
   const mediaStore = openMediaStore(config.media);
   const objects = createMediaObjects(store, mediaStore, config.media.quotaBytes);

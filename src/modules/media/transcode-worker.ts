@@ -2,7 +2,7 @@ import { createReadStream } from 'node:fs';
 import { mkdir, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
-import type { FastifyBaseLogger } from 'fastify';
+import type { Log } from '../../shared/log.js';
 import type { TranscodeRow } from '../../db/database.js';
 import type { Store } from '../../db/dialect.js';
 import { asUnavailable } from '../../db/errors.js';
@@ -41,7 +41,7 @@ export function startTranscodeWorker(deps: {
   transcoder: Transcoder;
   concurrency: number;
   workDir: string;
-  log: FastifyBaseLogger;
+  log: Log;
 }): TranscodeWorker {
   const { store, mediaStore, objects, transcoder, concurrency, workDir, log } = deps;
   const running = new Set<Promise<void>>();
