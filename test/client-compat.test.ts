@@ -13,7 +13,7 @@ import {
   putCatalogueCard,
   putFamily,
   sleep,
-} from './fixtures-family.js';
+} from './fixtures.js';
 
 /**
  * Issue 10, "What real clients send and expect": each row of its table, through HTTP, answered

@@ -10,7 +10,7 @@ import {
   putCatalogueCard,
   putFamily,
   sleep,
-} from './fixtures-family.js';
+} from './fixtures.js';
 
 let t: TestApp;
 beforeAll(async () => {

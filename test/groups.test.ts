@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { errorCode, startTestApp, type Reply, type TestApp } from './helpers.js';
+import { cardBody, errorCode, startTestApp, type Reply, type TestApp } from './helpers.js';
 import {
   ISO_MS,
   MANAGE,
   VIEW,
-  createMyoCard,
+  createCard,
   expectStatus,
   familyIdOf,
   familyOf,
@@ -12,7 +12,7 @@ import {
   newUser,
   putCatalogueCard,
   sleep,
-} from './fixtures-family.js';
+} from './fixtures.js';
 
 const BASE = '/card/family/library/groups';
 
@@ -249,7 +249,7 @@ describe('a card deleted by its owner', () => {
   it('leaves the groups it was in: items and cards stay one to one', async () => {
     const user = newUser('myo-owner');
     const free = await putCatalogueCard(t, 'free');
-    const mine = await createMyoCard(t, user, { availability: 'free' });
+    const { cardId: mine } = await createCard(t, user, cardBody('My own card', { availability: 'free' }));
     await mustAdd(t, user, mine);
     await mustAdd(t, user, free);
     const g = await mustCreate(user, { name: 'With mine', items: [{ contentId: mine }, { contentId: free }] });
@@ -265,7 +265,7 @@ describe('a card deleted by its owner', () => {
   it('cannot be put into a group once deleted (it is no longer in the library)', async () => {
     const user = newUser('myo-owner');
     const free = await putCatalogueCard(t, 'free');
-    const mine = await createMyoCard(t, user, { availability: 'free' });
+    const { cardId: mine } = await createCard(t, user, cardBody('My own card', { availability: 'free' }));
     await mustAdd(t, user, mine);
     await mustAdd(t, user, free);
     await deleteCard(user, mine);

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { errorCode, startTestApp, type TestApp } from './helpers.js';
+import { cardBody, errorCode, startTestApp, type TestApp } from './helpers.js';
 import {
   ISO_MS,
   MANAGE,
@@ -7,7 +7,7 @@ import {
   addToLibrary,
   adminToken,
   catalogueCard,
-  createMyoCard,
+  createCard,
   expectStatus,
   familyIdOf,
   familyOf,
@@ -16,7 +16,7 @@ import {
   newUser,
   putCatalogueCard,
   sleep,
-} from './fixtures-family.js';
+} from './fixtures.js';
 
 let t: TestApp;
 beforeAll(async () => {
@@ -124,7 +124,7 @@ describe('POST /card/family/library', () => {
 
   it("answers 404 for another user's MYO card, even a free one", async () => {
     const owner = newUser('owner');
-    const cardId = await createMyoCard(t, owner, { availability: 'free', clubAvailability: [{ store: 'us' }] });
+    const { cardId } = await createCard(t, owner, cardBody('My own card', { availability: 'free', clubAvailability: [{ store: 'us' }] }));
     const r = await addToLibrary(t, newUser('stranger'), cardId);
     expect(r.status).toBe(404);
     expect(errorCode(r)).toBe('not-found');
@@ -134,7 +134,7 @@ describe('POST /card/family/library', () => {
     const owner = newUser('owner');
     const member = newUser('member');
     const familyId = await familyOf(t, [owner, member]);
-    const cardId = await createMyoCard(t, owner);
+    const { cardId } = await createCard(t, owner);
     const created = expectStatus(
       await t.call('GET', `/content/${cardId}`, { token: await t.token(owner, 'user:content:view') }),
       200,
@@ -169,7 +169,7 @@ describe('POST /card/family/library', () => {
     await familyOf(t, [owner]);
     await familyOf(t, [outsider]);
     for (const extra of [{}, { availability: 'free' }, { clubAvailability: [{ store: 'us' }] }]) {
-      const cardId = await createMyoCard(t, owner, extra);
+      const { cardId } = await createCard(t, owner, cardBody('My own card', extra));
       const r = await addToLibrary(t, outsider, cardId);
       expect(r.status).toBe(404);
       expect(errorCode(r)).toBe('not-found');
@@ -179,7 +179,7 @@ describe('POST /card/family/library', () => {
 
   it('answers 200 for an own MYO card that is neither free nor in the club: it is in the library already', async () => {
     const owner = newUser('owner');
-    const cardId = await createMyoCard(t, owner);
+    const { cardId } = await createCard(t, owner);
     const r = expectStatus(await addToLibrary(t, owner, cardId), 200);
     expect(r.body.record.cardId).toBe(cardId);
     expect(r.body.record.familyId).toBe(await familyIdOf(t, owner));
@@ -187,7 +187,7 @@ describe('POST /card/family/library', () => {
 
   it('answers 404 for an own MYO card once it is deleted', async () => {
     const owner = newUser('owner');
-    const cardId = await createMyoCard(t, owner, { availability: 'free' });
+    const { cardId } = await createCard(t, owner, cardBody('My own card', { availability: 'free' }));
     expectStatus(
       await t.call('DELETE', `/content/${cardId}`, { token: await t.token(owner, 'user:content:manage') }),
       200,
@@ -199,7 +199,7 @@ describe('POST /card/family/library', () => {
 
   it('answers 200 for an own MYO card marked free, which the library lists once, as family content', async () => {
     const owner = newUser('owner');
-    const cardId = await createMyoCard(t, owner, { availability: 'free' });
+    const { cardId } = await createCard(t, owner, cardBody('My own card', { availability: 'free' }));
     expectStatus(await addToLibrary(t, owner, cardId), 200);
     expect((await library(owner)).map((c) => [c.cardId, c.inFamilyLibrary])).toEqual([[cardId, false]]);
   });
@@ -388,7 +388,7 @@ describe('GET /card/family/library', () => {
 
   it('drops a card its owner deleted', async () => {
     const owner = newUser('owner');
-    const cardId = await createMyoCard(t, owner, { availability: 'free' });
+    const { cardId } = await createCard(t, owner, cardBody('My own card', { availability: 'free' }));
     await sleep(3);
     const other = await putCatalogueCard(t, 'free');
     await mustAdd(t, owner, cardId);

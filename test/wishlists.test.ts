@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { errorCode, startTestApp, type Reply, type TestApp } from './helpers.js';
-import { URL_SAFE_ID, expectStatus, newUser, sleep } from './fixtures-family.js';
+import { URL_SAFE_ID, expectStatus, newUser, sleep } from './fixtures.js';
 
 /** 300 KiB, the largest stored wishlist (DECISIONS.md, "Wishlists"). */
 const LIMIT = 307_200;

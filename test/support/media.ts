@@ -7,7 +7,7 @@ import { promisify } from 'node:util';
 import { expect } from 'vitest';
 import { bundledBinaries } from '../../src/modules/media/transcoder.js';
 import type { Reply, TestApp } from '../helpers.js';
-import { sleep } from '../fixtures-family.js';
+import { sleep } from '../fixtures.js';
 import { testDialect } from './test-database.js';
 
 const run = promisify(execFile);
