@@ -7,6 +7,7 @@ import {
   type AdminMember,
   adminToken,
   catalogueCard,
+  controlledClock,
   createCard,
   expectStatus,
   familyOf,
@@ -704,9 +705,10 @@ describe('POST /content: create', () => {
 
 describe('POST /content: update', () => {
   it('updates the caller’s card: 200, same id and createdAt, new updatedAt', async () => {
+    const clock = controlledClock();
     const sub = newUser('updater');
     const created = await createCard(t, sub, richCard('Before'));
-    await new Promise((resolve) => setTimeout(resolve, 5));
+    clock.tick(5);
     const r = expectStatus(await post(sub, { ...cardBody('After Edit'), cardId: created.cardId }), 200);
     const card = r.body.card;
     expect(card.cardId).toBe(created.cardId);
@@ -854,6 +856,7 @@ describe('DELETE /content/{cardId}', () => {
 
 describe('PUT /admin/cards/{cardId}', () => {
   it('creates a catalogue card (201) and replaces it (200)', async () => {
+    const clock = controlledClock();
     const id = newCardId();
     const token = await adminToken(t);
     const owner = newUser('store');
@@ -872,7 +875,7 @@ describe('PUT /admin/cards/{cardId}', () => {
     expect(card.createdAt).toMatch(ISO_MS);
     expect(card.content.chapters).toHaveLength(1);
 
-    await new Promise((resolve) => setTimeout(resolve, 5));
+    clock.tick(5);
     const second = await t.call('PUT', `/admin/cards/${id}`, {
       token,
       body: { title: 'Second edition', userId: owner, availability: 'premium', clubAvailability: [{ store: 'us' }] },

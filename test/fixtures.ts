@@ -1,7 +1,7 @@
-import { expect } from 'vitest';
+import { expect, onTestFinished, vi } from 'vitest';
 import { cardBody, type Reply, type TestApp } from './helpers.js';
 
-/** The fixtures of the integration tests: ids, catalogue cards, families, libraries. */
+/** The fixtures of the integration tests: ids, catalogue cards, families, libraries, the clock. */
 
 /** ISO 8601 UTC with milliseconds, as `new Date().toISOString()` writes it. */
 export const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
@@ -42,7 +42,28 @@ export async function adminToken(t: TestApp): Promise<string> {
   return t.token('auth0|operator', 'admin');
 }
 
-export const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+export interface ControlledClock {
+  /** Moves the clock forward by `ms` milliseconds. */
+  tick(ms?: number): void;
+}
+
+/**
+ * Holds the clock still for the rest of the test: `Date` (so `now()` of the services, jose's
+ * expiry checks and the token cache) reads a time that moves only by `tick`, so that two writes
+ * get the timestamps the test means them to have. Only `Date` is faked: timers, I/O and the
+ * database run as ever. The real clock is back after the test.
+ */
+export function controlledClock(): ControlledClock {
+  vi.useFakeTimers({ toFake: ['Date'] });
+  onTestFinished(() => {
+    vi.useRealTimers();
+  });
+  return {
+    tick(ms = 1) {
+      vi.advanceTimersByTime(ms);
+    },
+  };
+}
 
 export type Offer = 'free' | 'club' | 'premium';
 
