@@ -2,7 +2,7 @@ import { SignJWT, createLocalJWKSet, exportJWK, generateKeyPair, jwtVerify, type
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LOCAL_ALG, loadOrCreateSigningKey, type SigningKey } from '../src/auth/local-issuer.js';
 import { cardBody, errorCode, startTestApp, type Reply, type TestApp } from './helpers.js';
-import { catalogueCard, expectStatus, newCardId, newUser, putCatalogueCard } from './fixtures.js';
+import { catalogueCard, controlledClock, expectStatus, newCardId, newUser, putCatalogueCard } from './fixtures.js';
 
 let t: TestApp;
 let key: SigningKey;
@@ -408,10 +408,11 @@ describe('GET /.well-known/jwks.json', () => {
 
 describe('freshly minted tokens', () => {
   it('expire: a token of 1 second is refused once it is over', async () => {
+    const clock = controlledClock();
     const sub = newUser('short');
     const token = await t.token(sub, 'user:content:view', '1s');
     expectStatus(await t.call('GET', '/content/mine', { token }), 200);
-    await new Promise((resolve) => setTimeout(resolve, 2100));
+    clock.tick(2100);
     expectUnauthorized(await t.call('GET', '/content/mine', { token }));
   });
 
