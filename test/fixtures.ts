@@ -44,7 +44,7 @@ export async function adminToken(t: TestApp): Promise<string> {
 
 export interface ControlledClock {
   /** Moves the clock forward by `ms` milliseconds. */
-  tick(ms?: number): void;
+  tick(ms: number): void;
 }
 
 /**
@@ -59,7 +59,7 @@ export function controlledClock(): ControlledClock {
     vi.useRealTimers();
   });
   return {
-    tick(ms = 1) {
+    tick(ms) {
       vi.advanceTimersByTime(ms);
     },
   };
