@@ -2,7 +2,7 @@ import { SignJWT, createLocalJWKSet, exportJWK, generateKeyPair, jwtVerify, type
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LOCAL_ALG, loadOrCreateSigningKey, type SigningKey } from '../src/auth/local-issuer.js';
 import { cardBody, errorCode, startTestApp, type Reply, type TestApp } from './helpers.js';
-import { catalogueBody, expectStatus, newCatalogueId, newUser, putCatalogueCard } from './fixtures.js';
+import { catalogueCard, controlledClock, expectStatus, newCardId, newUser, putCatalogueCard } from './fixtures.js';
 
 let t: TestApp;
 let key: SigningKey;
@@ -238,7 +238,7 @@ describe('scopes', () => {
     ['POST', () => G, 'family:library:manage', () => ({ name: 'G', imageId: 'img', items: [] })],
     ['PUT', () => `${G}/000000000000000000000000`, 'family:library:manage', () => ({ name: 'G' })],
     ['DELETE', () => `${G}/000000000000000000000000`, 'family:library:manage'],
-    ['PUT', () => `/admin/cards/${newCatalogueId()}`, 'admin', () => catalogueBody('Admin card')],
+    ['PUT', () => `/admin/cards/${newCardId()}`, 'admin', () => catalogueCard('Admin card', 'premium')],
     ['PUT', () => `/admin/families/fam-scope-${Date.now()}`, 'admin', () => ({ country: 'US' })],
   ];
 
@@ -343,16 +343,16 @@ describe('scopes', () => {
   });
 
   it('does not let a non-admin create catalogue cards', async () => {
-    const id = newCatalogueId();
+    const id = newCardId();
     const r = await t.call('PUT', `/admin/cards/${id}`, {
       token: await t.token(newUser('user'), 'user:content:manage family:library:manage'),
-      body: catalogueBody('Sneaky', { availability: 'free' }),
+      body: catalogueCard('Sneaky', 'free'),
     });
     expectForbidden(r);
     const read = await t.call('GET', `/card/${id}`, { token: await t.token(newUser('reader'), '') });
     expect(read.status).toBe(404);
     // With the admin scope it works, which shows the id was valid.
-    await putCatalogueCard(t, id, catalogueBody('Real', { availability: 'free' }));
+    await putCatalogueCard(t, 'free', { cardId: id, title: 'Real' });
     expectStatus(await t.call('GET', `/card/${id}`, { token: await t.token(newUser('reader'), '') }), 200);
   });
 });
@@ -408,16 +408,16 @@ describe('GET /.well-known/jwks.json', () => {
 
 describe('freshly minted tokens', () => {
   it('expire: a token of 1 second is refused once it is over', async () => {
+    const clock = controlledClock();
     const sub = newUser('short');
     const token = await t.token(sub, 'user:content:view', '1s');
     expectStatus(await t.call('GET', '/content/mine', { token }), 200);
-    await new Promise((resolve) => setTimeout(resolve, 2100));
+    clock.tick(2100);
     expectUnauthorized(await t.call('GET', '/content/mine', { token }));
   });
 
   it('serve a free catalogue card to any signed-in user', async () => {
-    const id = newCatalogueId();
-    await putCatalogueCard(t, id, catalogueBody('Free', { availability: 'free' }));
+    const id = await putCatalogueCard(t, 'free');
     const r = await t.call('GET', `/card/${id}`, { token: await t.token(newUser('anyone'), '') });
     expect(expectStatus(r, 200).body.card.cardId).toBe(id);
   });

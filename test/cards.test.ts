@@ -4,11 +4,14 @@ import {
   CARD_ID,
   ISO_MS,
   addToLibrary,
+  type AdminMember,
   adminToken,
-  catalogueBody,
+  catalogueCard,
+  controlledClock,
   createCard,
   expectStatus,
-  newCatalogueId,
+  familyOf,
+  newCardId,
   newUser,
   putCatalogueCard,
   putFamily,
@@ -140,7 +143,7 @@ describe('GET /content/mine and /card/mine', () => {
     const mine = await createCard(t, alice, cardBody('Alice card'));
     await createCard(t, bob, cardBody('Bob card'));
     // A catalogue card whose owner is alice is not one of her MYO cards.
-    await putCatalogueCard(t, newCatalogueId(), catalogueBody('Store card', { userId: alice, availability: 'free' }));
+    await putCatalogueCard(t, 'free', { title: 'Store card', extra: { userId: alice } });
 
     const cards = await listMine(alice);
     expect(cards.map((c) => c.cardId)).toEqual([mine.cardId]);
@@ -248,17 +251,16 @@ describe('GET /content/{cardId} and /card/{cardId}', () => {
     let stranger: string;
     let myo: Record<string, any>;
     let clubId: string;
-    const familyId = `fam-${process.pid}-cards`;
+    let familyId: string;
     beforeAll(async () => {
       owner = newUser('fam-owner');
       relative = newUser('fam-relative');
       stranger = newUser('stranger');
-      await putFamily(t, familyId, [owner, relative]);
+      familyId = await familyOf(t, [owner, relative]);
       // A MYO card can enter the library when it is free.
       myo = await createCard(t, owner, cardBody('Shared MYO', { availability: 'free' }));
       expect([200, 201]).toContain((await addToLibrary(t, owner, myo.cardId)).status);
-      clubId = newCatalogueId();
-      await putCatalogueCard(t, clubId, catalogueBody('Club card', { clubAvailability: [{ store: 'us' }] }));
+      clubId = await putCatalogueCard(t, 'club', { title: 'Club card' });
       expectStatus(await addToLibrary(t, owner, clubId), 201);
     });
 
@@ -288,9 +290,10 @@ describe('GET /content/{cardId} and /card/{cardId}', () => {
 
     it("is 404 for the family's members after they leave it", async () => {
       const leaver = newUser('leaver');
-      await putFamily(t, familyId, [owner, relative, leaver]);
+      const approved = (userId: string): AdminMember => ({ userId, approved: true });
+      expectStatus(await putFamily(t, familyId, { members: [owner, relative, leaver].map(approved) }), 200);
       expectStatus(await read(leaver, myo.cardId), 200);
-      await putFamily(t, familyId, [owner, relative]);
+      expectStatus(await putFamily(t, familyId, { members: [owner, relative].map(approved) }), 200);
       // The listed members keep their family; the one left out no longer reads its library.
       expectStatus(await read(relative, myo.cardId), 200);
       expectNotFound(await read(leaver, myo.cardId));
@@ -317,8 +320,9 @@ describe('GET /content/{cardId} and /card/{cardId}', () => {
   });
 
   it('lets every user read a free catalogue card', async () => {
-    const id = newCatalogueId();
-    const stored = await putCatalogueCard(t, id, catalogueBody('Free one', { availability: 'free' }));
+    const id = newCardId();
+    const put = await t.call('PUT', `/admin/cards/${id}`, { token: await adminToken(t), body: catalogueCard('Free one', 'free') });
+    const stored = expectStatus(put, 201).body.card;
     for (const path of ['/content', '/card']) {
       const r = expectStatus(await read(newUser('anyone'), id, path), 200);
       expect(r.body.card).toEqual(stored);
@@ -327,18 +331,15 @@ describe('GET /content/{cardId} and /card/{cardId}', () => {
   });
 
   it('is 404 for a premium or club catalogue card that is not in your library', async () => {
-    const premium = newCatalogueId();
-    const club = newCatalogueId();
-    await putCatalogueCard(t, premium, catalogueBody('Premium'));
-    await putCatalogueCard(t, club, catalogueBody('Club', { clubAvailability: [{ store: 'us' }] }));
+    const premium = await putCatalogueCard(t, 'premium');
+    const club = await putCatalogueCard(t, 'club');
     for (const id of [premium, club]) {
       for (const path of ['/content', '/card']) expectNotFound(await read(newUser('reader'), id, path));
     }
   });
 
   it('is 404 for a deleted free catalogue card', async () => {
-    const id = newCatalogueId();
-    await putCatalogueCard(t, id, catalogueBody('Withdrawn', { availability: 'free', deleted: true }));
+    const id = await putCatalogueCard(t, 'free', { title: 'Withdrawn', extra: { deleted: true } });
     expectNotFound(await read(newUser('reader'), id));
     expectNotFound(await read(newUser('reader'), id, '/card'));
   });
@@ -704,9 +705,10 @@ describe('POST /content: create', () => {
 
 describe('POST /content: update', () => {
   it('updates the caller’s card: 200, same id and createdAt, new updatedAt', async () => {
+    const clock = controlledClock();
     const sub = newUser('updater');
     const created = await createCard(t, sub, richCard('Before'));
-    await new Promise((resolve) => setTimeout(resolve, 5));
+    clock.tick(5);
     const r = expectStatus(await post(sub, { ...cardBody('After Edit'), cardId: created.cardId }), 200);
     const card = r.body.card;
     expect(card.cardId).toBe(created.cardId);
@@ -767,8 +769,9 @@ describe('POST /content: update', () => {
   });
 
   it('is 404 for a catalogue card', async () => {
-    const id = newCatalogueId();
-    const stored = await putCatalogueCard(t, id, catalogueBody('Store card', { availability: 'free' }));
+    const id = newCardId();
+    const put = await t.call('PUT', `/admin/cards/${id}`, { token: await adminToken(t), body: catalogueCard('Store card', 'free') });
+    const stored = expectStatus(put, 201).body.card;
     expectNotFound(await post(newUser('u'), { ...cardBody('Mine now'), cardId: id }));
     expect(expectStatus(await read(newUser('u'), id), 200).body.card).toEqual(stored);
   });
@@ -843,8 +846,7 @@ describe('DELETE /content/{cardId}', () => {
   });
 
   it('is 404 for a catalogue card and for unknown or malformed ids', async () => {
-    const id = newCatalogueId();
-    await putCatalogueCard(t, id, catalogueBody('Store', { availability: 'free' }));
+    const id = await putCatalogueCard(t, 'free', { title: 'Store' });
     const sub = newUser('deleter');
     expectNotFound(await remove(sub, id));
     expect(expectStatus(await read(sub, id), 200).body.card.deleted).toBe(false);
@@ -854,12 +856,13 @@ describe('DELETE /content/{cardId}', () => {
 
 describe('PUT /admin/cards/{cardId}', () => {
   it('creates a catalogue card (201) and replaces it (200)', async () => {
-    const id = newCatalogueId();
+    const clock = controlledClock();
+    const id = newCardId();
     const token = await adminToken(t);
     const owner = newUser('store');
     const first = await t.call('PUT', `/admin/cards/${id}`, {
       token,
-      body: catalogueBody('First edition', { userId: owner, availability: 'free', cardId: 'IGNRD' }),
+      body: catalogueCard('First edition', 'free', { userId: owner, cardId: 'IGNRD' }),
     });
     expectStatus(first, 201);
     const card = first.body.card;
@@ -872,7 +875,7 @@ describe('PUT /admin/cards/{cardId}', () => {
     expect(card.createdAt).toMatch(ISO_MS);
     expect(card.content.chapters).toHaveLength(1);
 
-    await new Promise((resolve) => setTimeout(resolve, 5));
+    clock.tick(5);
     const second = await t.call('PUT', `/admin/cards/${id}`, {
       token,
       body: { title: 'Second edition', userId: owner, availability: 'premium', clubAvailability: [{ store: 'us' }] },
@@ -897,20 +900,20 @@ describe('PUT /admin/cards/{cardId}', () => {
   it.each(['abcd', 'abcdef', 'ab-cd', 'ab_cd', 'ab%20c', 'ÄÖÜßé'])('refuses the cardId %s with 400', async (id) => {
     const r = await t.call('PUT', `/admin/cards/${id}`, {
       token: await adminToken(t),
-      body: catalogueBody('Bad id'),
+      body: catalogueCard('Bad id', 'premium'),
     });
     expectBadRequest(r);
   });
 
   it('refuses a card without an owner or with an invalid field', async () => {
     const token = await adminToken(t);
-    const { userId: _u, ...noOwner } = catalogueBody('No owner');
-    expectBadRequest(await t.call('PUT', `/admin/cards/${newCatalogueId()}`, { token, body: noOwner }));
+    const { userId: _u, ...noOwner } = catalogueCard('No owner', 'premium');
+    expectBadRequest(await t.call('PUT', `/admin/cards/${newCardId()}`, { token, body: noOwner }));
     expectBadRequest(
-      await t.call('PUT', `/admin/cards/${newCatalogueId()}`, { token, body: catalogueBody('x', { deleted: 'no' }) }),
+      await t.call('PUT', `/admin/cards/${newCardId()}`, { token, body: catalogueCard('x', 'premium', { deleted: 'no' }) }),
     );
     expectBadRequest(
-      await t.call('PUT', `/admin/cards/${newCatalogueId()}`, { token, body: catalogueBody('') }),
+      await t.call('PUT', `/admin/cards/${newCardId()}`, { token, body: catalogueCard('', 'premium') }),
     );
   });
 
@@ -919,7 +922,7 @@ describe('PUT /admin/cards/{cardId}', () => {
     const created = await createCard(t, owner, cardBody('Mine'));
     const r = await t.call('PUT', `/admin/cards/${created.cardId}`, {
       token: await adminToken(t),
-      body: catalogueBody('Taken', { availability: 'free' }),
+      body: catalogueCard('Taken', 'free'),
     });
     expect(r.status).toBeGreaterThanOrEqual(400);
     expect(r.status).toBeLessThan(500);

@@ -5,6 +5,7 @@ import {
   VIEW,
   addToLibrary,
   adminToken,
+  controlledClock,
   expectStatus,
   familyIdOf,
   familyOf,
@@ -12,8 +13,7 @@ import {
   newUser,
   putCatalogueCard,
   putFamily,
-  sleep,
-} from './fixtures-family.js';
+} from './fixtures.js';
 
 /**
  * Issue 10, "What real clients send and expect": each row of its table, through HTTP, answered
@@ -294,9 +294,10 @@ describe('partial updates: POST /content with a cardId', () => {
 
 describe("the family library holds the family's own cards", () => {
   it('lists a lone user\'s MYO cards with inFamilyLibrary: false, beside the records, oldest first', async () => {
+    const clock = controlledClock();
     const user = newUser('owner');
     const mine = await created(user, cardBody('Playlist'));
-    await sleep(3);
+    clock.tick(3);
     const free = await putCatalogueCard(t, 'free');
     await mustAdd(t, user, free);
     const deleted = await created(user, cardBody('Gone'));

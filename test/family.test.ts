@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { errorCode, startTestApp, type TestApp } from './helpers.js';
 import {
   ISO_MS,
+  controlledClock,
   expectStatus,
   familyIdOf,
   mustAdd,
@@ -9,8 +10,7 @@ import {
   newUser,
   putCatalogueCard,
   putFamily,
-  sleep,
-} from './fixtures-family.js';
+} from './fixtures.js';
 
 let t: TestApp;
 beforeAll(async () => {
@@ -121,19 +121,20 @@ describe('GET /user/family?showhistory=true', () => {
   });
 
   it('lists events oldest first, with their details', async () => {
+    const clock = controlledClock();
     const owner = newUser('owner');
     const other = newUser('other');
     const familyId = newFamilyId();
     expectStatus(await putFamily(t, familyId, { members: [{ userId: owner }] }), 201);
-    await sleep(3);
+    clock.tick(3);
     expectStatus(
       await putFamily(t, familyId, { members: [{ userId: owner }, { userId: other }], devices: [{ deviceId: 'dev-h1' }] }),
       200,
     );
-    await sleep(3);
+    clock.tick(3);
     const cardId = await putCatalogueCard(t, 'free');
     await mustAdd(t, owner, cardId);
-    await sleep(3);
+    clock.tick(3);
     expectStatus(await putFamily(t, familyId, { members: [{ userId: owner }], devices: [{ deviceId: 'dev-h1' }] }), 200);
 
     const r = expectStatus(await getFamily(owner, '?showhistory=true'), 200);
@@ -228,6 +229,7 @@ describe('PUT /admin/families/{familyId}', () => {
   });
 
   it('replaces a family (200), keeping addedAt of the members and devices that stay', async () => {
+    const clock = controlledClock();
     const stay = newUser('stay');
     const leave = newUser('leave');
     const join = newUser('join');
@@ -239,7 +241,7 @@ describe('PUT /admin/families/{familyId}', () => {
       }),
       201,
     ).body.family;
-    await sleep(10);
+    clock.tick(10);
     const second = expectStatus(
       await putFamily(t, familyId, {
         country: 'FR',
@@ -281,11 +283,12 @@ describe('PUT /admin/families/{familyId}', () => {
   });
 
   it('sets approvedAt when a member becomes approved, and drops it when they stop being approved', async () => {
+    const clock = controlledClock();
     const user = newUser('appr');
     const familyId = newFamilyId();
     const first = expectStatus(await putFamily(t, familyId, { members: [{ userId: user }] }), 201).body.family;
     expect(first.members[0]).not.toHaveProperty('approvedAt');
-    await sleep(5);
+    clock.tick(5);
     const second = expectStatus(await putFamily(t, familyId, { members: [{ userId: user, approved: true }] }), 200).body
       .family;
     expect(second.members[0].approved).toBe(true);

@@ -1,18 +1,18 @@
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { errorCode, startTestApp, type Reply, type TestApp } from './helpers.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { cardBody, errorCode, startTestApp, type Reply, type TestApp } from './helpers.js';
 import {
   ISO_MS,
   MANAGE,
   VIEW,
-  createMyoCard,
+  controlledClock,
+  createCard,
   expectStatus,
   familyIdOf,
   familyOf,
   mustAdd,
   newUser,
   putCatalogueCard,
-  sleep,
-} from './fixtures-family.js';
+} from './fixtures.js';
 
 const BASE = '/card/family/library/groups';
 
@@ -249,7 +249,7 @@ describe('a card deleted by its owner', () => {
   it('leaves the groups it was in: items and cards stay one to one', async () => {
     const user = newUser('myo-owner');
     const free = await putCatalogueCard(t, 'free');
-    const mine = await createMyoCard(t, user, { availability: 'free' });
+    const { cardId: mine } = await createCard(t, user, cardBody('My own card', { availability: 'free' }));
     await mustAdd(t, user, mine);
     await mustAdd(t, user, free);
     const g = await mustCreate(user, { name: 'With mine', items: [{ contentId: mine }, { contentId: free }] });
@@ -265,7 +265,7 @@ describe('a card deleted by its owner', () => {
   it('cannot be put into a group once deleted (it is no longer in the library)', async () => {
     const user = newUser('myo-owner');
     const free = await putCatalogueCard(t, 'free');
-    const mine = await createMyoCard(t, user, { availability: 'free' });
+    const { cardId: mine } = await createCard(t, user, cardBody('My own card', { availability: 'free' }));
     await mustAdd(t, user, mine);
     await mustAdd(t, user, free);
     await deleteCard(user, mine);
@@ -296,13 +296,14 @@ describe('a card deleted by its owner', () => {
 
 describe('GET /card/family/library/groups', () => {
   it('returns a bare array of the family groups, oldest first, the same for every member', async () => {
+    const clock = controlledClock();
     const alice = newUser('alice');
     const bob = newUser('bob');
     await familyOf(t, [alice, bob]);
     const card = await putCatalogueCard(t, 'free');
     await mustAdd(t, alice, card);
     const g1 = await mustCreate(alice, { name: 'First', items: [{ contentId: card }] });
-    await sleep(3);
+    clock.tick(3);
     const g2 = await mustCreate(bob, { name: 'Second' });
     const r = expectStatus(await t.call('GET', BASE, { token: await t.token(bob, VIEW) }), 200);
     expect(Array.isArray(r.body)).toBe(true);
@@ -339,9 +340,10 @@ describe('GET /card/family/library/groups', () => {
 
 describe('PUT /card/family/library/groups/{groupId}', () => {
   it('updates every field; lastModifiedAt changes, createdAt and id stay', async () => {
+    const clock = controlledClock();
     const { user, cards } = await userWithLibrary(3);
     const g = await mustCreate(user, { name: 'Before', imageId: 'old', items: [{ contentId: cards[0] }] });
-    await sleep(5);
+    clock.tick(5);
     const r = expectStatus(
       await putGroup(user, g.id, {
         name: 'After',
@@ -372,27 +374,23 @@ describe('PUT /card/family/library/groups/{groupId}', () => {
     const user = newUser('fast');
     const token = await t.token(user, MANAGE);
     // the clock stands still: every write happens in the same millisecond
-    vi.useFakeTimers({ toFake: ['Date'] });
-    try {
-      vi.setSystemTime(new Date());
-      const g = await mustCreate(user, { name: 'Fast' });
-      let previous = g.lastModifiedAt;
-      for (let i = 0; i < 5; i++) {
-        const r = expectStatus(await t.call('PUT', `${BASE}/${g.id}`, { token, body: { name: `Fast ${i}` } }), 200);
-        expect(r.body.lastModifiedAt).toMatch(ISO_MS);
-        expect(r.body.lastModifiedAt > previous, `${r.body.lastModifiedAt} after ${previous}`).toBe(true);
-        expect(r.body.createdAt).toBe(g.createdAt);
-        previous = r.body.lastModifiedAt;
-      }
-    } finally {
-      vi.useRealTimers();
+    controlledClock();
+    const g = await mustCreate(user, { name: 'Fast' });
+    let previous = g.lastModifiedAt;
+    for (let i = 0; i < 5; i++) {
+      const r = expectStatus(await t.call('PUT', `${BASE}/${g.id}`, { token, body: { name: `Fast ${i}` } }), 200);
+      expect(r.body.lastModifiedAt).toMatch(ISO_MS);
+      expect(r.body.lastModifiedAt > previous, `${r.body.lastModifiedAt} after ${previous}`).toBe(true);
+      expect(r.body.createdAt).toBe(g.createdAt);
+      previous = r.body.lastModifiedAt;
     }
   });
 
   it('keeps the values of fields left out', async () => {
+    const clock = controlledClock();
     const { user, cards } = await userWithLibrary(2);
     const g = await mustCreate(user, { name: 'Keep', imageId: 'keep-img', items: [{ contentId: cards[0] }] });
-    await sleep(3);
+    clock.tick(3);
     const onlyName = expectStatus(await putGroup(user, g.id, { name: 'Renamed' }), 200).body as Group;
     expect(onlyName.name).toBe('Renamed');
     expect(onlyName.imageId).toBe('keep-img');
@@ -401,13 +399,13 @@ describe('PUT /card/family/library/groups/{groupId}', () => {
     expect(onlyName.cards).toEqual(g.cards);
     expect(onlyName.lastModifiedAt > g.lastModifiedAt).toBe(true);
 
-    await sleep(3);
+    clock.tick(3);
     const onlyItems = expectStatus(await putGroup(user, g.id, { items: [{ contentId: cards[1] }] }), 200).body as Group;
     expect(onlyItems.name).toBe('Renamed');
     expect(onlyItems.imageId).toBe('keep-img');
     expect(onlyItems.items.map((i) => i.contentId)).toEqual([cards[1]]);
 
-    await sleep(3);
+    clock.tick(3);
     const nothing = expectStatus(await putGroup(user, g.id, {}), 200).body as Group;
     expect({ ...nothing, lastModifiedAt: '' }).toEqual({ ...onlyItems, lastModifiedAt: '' });
     expect(nothing.lastModifiedAt > onlyItems.lastModifiedAt).toBe(true);

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { errorCode, startTestApp, type TestApp } from './helpers.js';
+import { cardBody, errorCode, startTestApp, type TestApp } from './helpers.js';
 import {
   ISO_MS,
   MANAGE,
@@ -7,7 +7,8 @@ import {
   addToLibrary,
   adminToken,
   catalogueCard,
-  createMyoCard,
+  controlledClock,
+  createCard,
   expectStatus,
   familyIdOf,
   familyOf,
@@ -15,8 +16,7 @@ import {
   newCardId,
   newUser,
   putCatalogueCard,
-  sleep,
-} from './fixtures-family.js';
+} from './fixtures.js';
 
 let t: TestApp;
 beforeAll(async () => {
@@ -61,10 +61,11 @@ describe('POST /card/family/library', () => {
   });
 
   it('answers 200 with the same record when the card is there already', async () => {
+    const clock = controlledClock();
     const user = newUser('twice');
     const cardId = await putCatalogueCard(t, 'free');
     const first = expectStatus(await addToLibrary(t, user, cardId), 201).body.record;
-    await sleep(5);
+    clock.tick(5);
     const second = expectStatus(await addToLibrary(t, user, cardId), 200).body.record;
     expect(second).toEqual(first);
     expect((await library(user)).map((c) => c.cardId)).toEqual([cardId]);
@@ -124,7 +125,7 @@ describe('POST /card/family/library', () => {
 
   it("answers 404 for another user's MYO card, even a free one", async () => {
     const owner = newUser('owner');
-    const cardId = await createMyoCard(t, owner, { availability: 'free', clubAvailability: [{ store: 'us' }] });
+    const { cardId } = await createCard(t, owner, cardBody('My own card', { availability: 'free', clubAvailability: [{ store: 'us' }] }));
     const r = await addToLibrary(t, newUser('stranger'), cardId);
     expect(r.status).toBe(404);
     expect(errorCode(r)).toBe('not-found');
@@ -134,7 +135,7 @@ describe('POST /card/family/library', () => {
     const owner = newUser('owner');
     const member = newUser('member');
     const familyId = await familyOf(t, [owner, member]);
-    const cardId = await createMyoCard(t, owner);
+    const { cardId } = await createCard(t, owner);
     const created = expectStatus(
       await t.call('GET', `/content/${cardId}`, { token: await t.token(owner, 'user:content:view') }),
       200,
@@ -169,7 +170,7 @@ describe('POST /card/family/library', () => {
     await familyOf(t, [owner]);
     await familyOf(t, [outsider]);
     for (const extra of [{}, { availability: 'free' }, { clubAvailability: [{ store: 'us' }] }]) {
-      const cardId = await createMyoCard(t, owner, extra);
+      const { cardId } = await createCard(t, owner, cardBody('My own card', extra));
       const r = await addToLibrary(t, outsider, cardId);
       expect(r.status).toBe(404);
       expect(errorCode(r)).toBe('not-found');
@@ -179,7 +180,7 @@ describe('POST /card/family/library', () => {
 
   it('answers 200 for an own MYO card that is neither free nor in the club: it is in the library already', async () => {
     const owner = newUser('owner');
-    const cardId = await createMyoCard(t, owner);
+    const { cardId } = await createCard(t, owner);
     const r = expectStatus(await addToLibrary(t, owner, cardId), 200);
     expect(r.body.record.cardId).toBe(cardId);
     expect(r.body.record.familyId).toBe(await familyIdOf(t, owner));
@@ -187,7 +188,7 @@ describe('POST /card/family/library', () => {
 
   it('answers 404 for an own MYO card once it is deleted', async () => {
     const owner = newUser('owner');
-    const cardId = await createMyoCard(t, owner, { availability: 'free' });
+    const { cardId } = await createCard(t, owner, cardBody('My own card', { availability: 'free' }));
     expectStatus(
       await t.call('DELETE', `/content/${cardId}`, { token: await t.token(owner, 'user:content:manage') }),
       200,
@@ -199,7 +200,7 @@ describe('POST /card/family/library', () => {
 
   it('answers 200 for an own MYO card marked free, which the library lists once, as family content', async () => {
     const owner = newUser('owner');
-    const cardId = await createMyoCard(t, owner, { availability: 'free' });
+    const { cardId } = await createCard(t, owner, cardBody('My own card', { availability: 'free' }));
     expectStatus(await addToLibrary(t, owner, cardId), 200);
     expect((await library(owner)).map((c) => [c.cardId, c.inFamilyLibrary])).toEqual([[cardId, false]]);
   });
@@ -298,11 +299,13 @@ describe('GET /card/family/library', () => {
   });
 
   it('lists the cards in the order they were added, in list form without chapters', async () => {
+    const clock = controlledClock();
     const user = newUser('lister');
-    const free = await putCatalogueCard(t, 'free', { title: 'Zebra songs' });
+    // ids in the other order than the adds: a tie on addedAt would list them by id
     const club = await putCatalogueCard(t, 'club', { title: 'Apple stories' });
+    const free = await putCatalogueCard(t, 'free', { title: 'Zebra songs' });
     const r1 = expectStatus(await addToLibrary(t, user, free), 201).body.record;
-    await sleep(3);
+    clock.tick(3);
     const r2 = expectStatus(await addToLibrary(t, user, club), 201).body.record;
 
     const cards = await library(user);
@@ -387,9 +390,10 @@ describe('GET /card/family/library', () => {
   });
 
   it('drops a card its owner deleted', async () => {
+    const clock = controlledClock();
     const owner = newUser('owner');
-    const cardId = await createMyoCard(t, owner, { availability: 'free' });
-    await sleep(3);
+    const { cardId } = await createCard(t, owner, cardBody('My own card', { availability: 'free' }));
+    clock.tick(3);
     const other = await putCatalogueCard(t, 'free');
     await mustAdd(t, owner, cardId);
     await mustAdd(t, owner, other);

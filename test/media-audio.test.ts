@@ -1,7 +1,7 @@
 import { createHmac } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { errorCode, startTestApp, type TestApp } from './helpers.js';
-import { expectStatus, newUser } from './fixtures-family.js';
+import { expectStatus, newUser } from './fixtures.js';
 import { local, makeAudio, pollTranscode, sha256, startMediaStore, uploadAudio } from './support/media.js';
 import { openStore } from '../src/db/store.js';
 import { buildApp } from '../src/app.js';

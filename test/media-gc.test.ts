@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import sharp from 'sharp';
 import { cardBody, startTestApp, type TestApp } from './helpers.js';
-import { expectStatus, newUser } from './fixtures-family.js';
+import { expectStatus, newUser } from './fixtures.js';
 import { makeAudio, pollTranscode, sha256, startMediaStore, uploadAudio } from './support/media.js';
 import { createDeployment } from './support/deployment.js';
 import { runCli } from './support/processes.js';

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import sharp from 'sharp';
 import { cardBody, errorCode, startTestApp, type TestApp } from './helpers.js';
-import { adminToken, expectStatus, newUser } from './fixtures-family.js';
+import { adminToken, expectStatus, newUser } from './fixtures.js';
 import { local, sha256, startMediaStore } from './support/media.js';
 import { openStore } from '../src/db/store.js';
 import { seedPublicIcons } from '../src/modules/media/demo-icons.js';

@@ -5,7 +5,7 @@ import { openMediaStore } from '../src/media-store/open-media-store.js';
 import { testDialect } from './support/test-database.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cardBody, errorCode, startTestApp, type TestApp } from './helpers.js';
-import { expectStatus, newUser } from './fixtures-family.js';
+import { expectStatus, newUser } from './fixtures.js';
 import { local, makeAudio, pollTranscode, sha256, startMediaStore, uploadAudio } from './support/media.js';
 
 const SECRET = 'media-play-secret-0123456789';

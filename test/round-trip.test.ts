@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cardBody, startTestApp, type TestApp } from './helpers.js';
 import { cardDocument, groupBody, viaJson, wishlistContent } from './arbitraries.js';
-import { MANAGE, expectStatus, familyOf, mustAdd, newUser, putCatalogueCard } from './fixtures-family.js';
+import { MANAGE, expectStatus, familyOf, mustAdd, newUser, putCatalogueCard } from './fixtures.js';
 
 /**
  * The round-trip law (issue 10): whatever a read of a card, group, family library or wishlist

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { errorCode, startTestApp, type Reply, type TestApp } from './helpers.js';
-import { URL_SAFE_ID, expectStatus, newUser, sleep } from './fixtures-family.js';
+import { URL_SAFE_ID, controlledClock, expectStatus, newUser } from './fixtures.js';
 
 /** 300 KiB, the largest stored wishlist (DECISIONS.md, "Wishlists"). */
 const LIMIT = 307_200;
@@ -141,11 +141,12 @@ describe('POST /wishlists', () => {
   });
 
   it('refuses the 11th wishlist: 400 wishlist-limit', async () => {
+    const clock = controlledClock();
     const user = newUser('collector');
     const made: string[] = [];
     for (let i = 0; i < 10; i++) {
       made.push((await mustCreate(user, [{ item: `card${i}` }])).wishlistId);
-      await sleep(2); // distinct creation times: the list is oldest first
+      clock.tick(2); // distinct creation times: the list is oldest first
     }
     const r = await create(user, { content: [{ item: 'one-more' }] });
     expect(r.status).toBe(400);
@@ -341,12 +342,13 @@ describe("another user's wishlist", () => {
 
 describe('GET /wishlists and GET /wishlists/{id}', () => {
   it("lists the caller's wishlists, oldest first, and only theirs", async () => {
+    const clock = controlledClock();
     const user = newUser('lister');
     const other = newUser('other');
     const a = await mustCreate(user, [{ item: 'aaaaa' }]);
-    await sleep(2);
+    clock.tick(2);
     await mustCreate(other, [{ item: 'zzzzz' }]);
-    await sleep(2);
+    clock.tick(2);
     const b = await mustCreate(user, [{ item: 'bbbbb', note: 'x' }]);
     const r = expectStatus(await t.call('GET', '/wishlists', { token: await t.token(user, '') }), 200);
     expect(r.body).toEqual({ wishlists: [a, b] });

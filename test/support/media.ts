@@ -3,11 +3,11 @@ import { createHash } from 'node:crypto';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import { expect } from 'vitest';
 import { bundledBinaries } from '../../src/modules/media/transcoder.js';
 import type { Reply, TestApp } from '../helpers.js';
-import { sleep } from '../fixtures-family.js';
 import { testDialect } from './test-database.js';
 
 const run = promisify(execFile);
