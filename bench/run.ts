@@ -14,7 +14,7 @@
  * `--smoke` (or BENCH_SMOKE=1) is a functional check of the harness (about a second a scenario,
  * nothing recorded): it fails only when a request fails, never on a timing.
  *
- * Options (flag, or environment variable): see USAGE below.
+ * Options (flag, or environment variable): see USAGE in bench/options.ts, or `npm run bench -- --help`.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -24,127 +24,23 @@ import http from 'node:http';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
 import { sql } from 'kysely';
 import pg from 'pg';
 import { loadOrCreateSigningKey, mintToken, type SigningKey } from '../src/auth/local-issuer.js';
 import { loadConfig, type Config } from '../src/config.js';
 import { openStore } from '../src/db/store.js';
+import { log } from './log.js';
+import { readOptions, type Options, type StoreName } from './options.js';
+import { benchDir, rootDir } from './paths.js';
 import { formatSummary, summariseFiles, type Summary } from './profile-summary.js';
 
-const USAGE = `usage: npm run bench -- [options]
-
-  --duration S       seconds measured per scenario and target   (BENCH_DURATION, default 10)
-  --warmup S         seconds of load before each measurement    (BENCH_WARMUP, default 3)
-  --connections N    concurrent connections                     (BENCH_CONNECTIONS, default 32)
-  --pipelining N     requests in flight per connection          (BENCH_PIPELINING, default 1)
-  --scale N          users seeded (about 50 cards each)         (BENCH_SCALE, default 20: ~1,000 cards)
-  --workers N        cardshelf serve --workers N                (BENCH_WORKERS, default 1)
-  --store S          sqlite, postgres or all (postgres needs DATABASE_URL; default: all that apply)
-  --scenarios A,B    only these scenarios (names as printed)
-  --data-dir DIR     use (and keep) this SQLite data directory; seeds it only when it has no database
-  --log-level L      the server's LOG_LEVEL                     (BENCH_LOG_LEVEL, default warn)
-  --built            run bin/cardshelf.js (dist/) instead of the TypeScript sources
-  --cpu-prof         profile the server (node --cpu-prof) and print where the time went
-  --label TEXT       a note for the results table
-  --no-record        do not write bench/results or bench/RESULTS.md
-  --smoke            a short functional run (BENCH_SMOKE=1): ~1 s a scenario, scale 2, nothing recorded
-`;
-
-const here = path.dirname(fileURLToPath(import.meta.url));
-const root = path.resolve(here, '..');
-const RESULTS_DIR = path.join(here, 'results');
-const RESULTS_MD = path.join(here, 'RESULTS.md');
+const RESULTS_DIR = path.join(benchDir, 'results');
+const RESULTS_MD = path.join(benchDir, 'RESULTS.md');
 const USER_SCOPES = 'user:content:manage family:library:manage';
 
 // ---------------------------------------------------------------------------------------------
-// Options
-
-interface Options {
-  duration: number;
-  warmup: number;
-  connections: number;
-  pipelining: number;
-  scale: number;
-  workers: number;
-  stores: ('sqlite' | 'postgres')[];
-  scenarios: string[] | undefined;
-  dataDir: string | undefined;
-  logLevel: string;
-  built: boolean;
-  cpuProf: boolean;
-  label: string;
-  record: boolean;
-  smoke: boolean;
-}
-
-function readOptions(argv: string[]): Options {
-  const { values } = parseArgs({
-    args: argv,
-    options: {
-      duration: { type: 'string' },
-      warmup: { type: 'string' },
-      connections: { type: 'string' },
-      pipelining: { type: 'string' },
-      scale: { type: 'string' },
-      workers: { type: 'string' },
-      store: { type: 'string' },
-      scenarios: { type: 'string' },
-      'data-dir': { type: 'string' },
-      'log-level': { type: 'string' },
-      built: { type: 'boolean', default: false },
-      'cpu-prof': { type: 'boolean', default: false },
-      label: { type: 'string', default: '' },
-      'no-record': { type: 'boolean', default: false },
-      smoke: { type: 'boolean', default: false },
-      help: { type: 'boolean', default: false },
-    },
-  });
-  if (values.help) {
-    process.stdout.write(USAGE);
-    process.exit(0);
-  }
-  const env = process.env;
-  const smoke = values.smoke || env.BENCH_SMOKE === '1';
-  const num = (flag: string | undefined, envValue: string | undefined, fallback: number, name: string): number => {
-    const text = flag ?? envValue;
-    if (text === undefined || text === '') return fallback;
-    const n = Number(text);
-    if (!Number.isFinite(n) || n <= 0) throw new Error(`--${name} must be a positive number, not '${text}'`);
-    return n;
-  };
-  const storeFlag = values.store ?? 'all';
-  if (!['sqlite', 'postgres', 'all'].includes(storeFlag)) throw new Error(`--store is sqlite, postgres or all`);
-  if (storeFlag === 'postgres' && !env.DATABASE_URL) throw new Error('--store postgres needs DATABASE_URL');
-  const stores: Options['stores'] =
-    storeFlag === 'all' ? (env.DATABASE_URL ? ['sqlite', 'postgres'] : ['sqlite']) : [storeFlag as 'sqlite' | 'postgres'];
-  return {
-    duration: num(values.duration, env.BENCH_DURATION, smoke ? 1 : 10, 'duration'),
-    warmup: smoke ? 0 : num(values.warmup, env.BENCH_WARMUP, 3, 'warmup'),
-    connections: Math.round(num(values.connections, env.BENCH_CONNECTIONS, 32, 'connections')),
-    pipelining: Math.round(num(values.pipelining, env.BENCH_PIPELINING, 1, 'pipelining')),
-    scale: Math.round(num(values.scale, env.BENCH_SCALE, smoke ? 2 : 20, 'scale')),
-    workers: Math.round(num(values.workers, env.BENCH_WORKERS, 1, 'workers')),
-    stores,
-    scenarios: values.scenarios?.split(',').map((s) => s.trim()).filter(Boolean),
-    dataDir: values['data-dir'] ? path.resolve(values['data-dir']) : undefined,
-    logLevel: values['log-level'] ?? env.BENCH_LOG_LEVEL ?? 'warn',
-    built: values.built,
-    cpuProf: values['cpu-prof'],
-    label: values.label,
-    record: !smoke && !values['no-record'],
-    smoke,
-  };
-}
-
-// ---------------------------------------------------------------------------------------------
 // Processes
-
-const log = (line: string): void => {
-  process.stderr.write(`${line}\n`);
-};
 
 async function freePort(): Promise<number> {
   const server = net.createServer();
@@ -159,14 +55,14 @@ async function freePort(): Promise<number> {
 /** `node [--import tsx] <cardshelf> ...args`: the sources through tsx, or the build. */
 function cardshelfCommand(opts: Options, nodeFlags: string[], args: string[]): string[] {
   return opts.built
-    ? [...nodeFlags, path.join(root, 'bin/cardshelf.js'), ...args]
-    : ['--import', 'tsx', ...nodeFlags, path.join(root, 'src', 'main.ts'), ...args];
+    ? [...nodeFlags, path.join(rootDir, 'bin/cardshelf.js'), ...args]
+    : ['--import', 'tsx', ...nodeFlags, path.join(rootDir, 'src', 'main.ts'), ...args];
 }
 
 /** Runs the cardshelf command to its end; its stderr (progress) goes to ours. */
 async function runCardshelf(opts: Options, env: NodeJS.ProcessEnv, args: string[]): Promise<number> {
   const child = spawn(process.execPath, cardshelfCommand(opts, [], args), {
-    cwd: root,
+    cwd: rootDir,
     env,
     stdio: ['ignore', 'ignore', 'inherit'],
   });
@@ -187,11 +83,11 @@ interface Server {
 async function startServer(opts: Options, env: NodeJS.ProcessEnv, profileDir: string | undefined): Promise<Server> {
   const port = Number(env.PORT);
   // The hook is TypeScript: with the build, tsx is loaded for it alone.
-  const hook = ['--import', path.join(here, 'profiler-hook.ts')];
+  const hook = ['--import', path.join(benchDir, 'profiler-hook.ts')];
   const nodeFlags = profileDir ? (opts.built ? ['--import', 'tsx', ...hook] : hook) : [];
   const args = ['serve', ...(opts.workers > 1 ? ['--workers', String(opts.workers)] : [])];
   const child = spawn(process.execPath, cardshelfCommand(opts, nodeFlags, args), {
-    cwd: root,
+    cwd: rootDir,
     env: profileDir ? { ...env, BENCH_PROFILE_DIR: profileDir } : env,
     // The server's log lines are written as in production (a pipe costs what a log shipper
     // would), and dropped.
@@ -243,8 +139,8 @@ interface Ceiling {
 }
 
 async function startCeiling(): Promise<Ceiling> {
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(here, 'ceiling-server.ts')], {
-    cwd: root,
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(benchDir, 'ceiling-server.ts')], {
+    cwd: rootDir,
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
   const [first] = (await once(child, 'message')) as [{ port: number }];
@@ -829,7 +725,7 @@ interface StoreSetup {
   size(): Promise<number>;
 }
 
-async function setupStore(opts: Options, store: 'sqlite' | 'postgres', port: number): Promise<StoreSetup> {
+async function setupStore(opts: Options, store: StoreName, port: number): Promise<StoreSetup> {
   const dataDir = opts.dataDir ?? (await mkdtemp(path.join(os.tmpdir(), `cardshelf-bench-${store}-`)));
   const env: NodeJS.ProcessEnv = {
     ...process.env,
@@ -937,7 +833,7 @@ async function countDataset(config: Readonly<Config>): Promise<DatasetCounts> {
 }
 
 interface StoreResult {
-  store: 'sqlite' | 'postgres';
+  store: StoreName;
   seed: { users: number; seconds: number | null };
   dataset: DatasetCounts;
   dbMB: number;
@@ -945,7 +841,7 @@ interface StoreResult {
   scenarios: ScenarioResult[];
 }
 
-async function benchStore(opts: Options, store: 'sqlite' | 'postgres', ceiling: Ceiling): Promise<StoreResult> {
+async function benchStore(opts: Options, store: StoreName, ceiling: Ceiling): Promise<StoreResult> {
   const port = await freePort();
   const setup = await setupStore(opts, store, port);
   let server: Server | undefined;
@@ -1082,7 +978,7 @@ async function record(opts: Options, command: string, startedAt: Date, m: Machin
       ...s,
     };
     await writeFile(file, `${JSON.stringify(body, null, 2)}\n`);
-    log(`wrote ${path.relative(root, file)}`);
+    log(`wrote ${path.relative(rootDir, file)}`);
   }
 
   const sections = stores.map((s) =>
@@ -1111,7 +1007,7 @@ async function record(opts: Options, command: string, startedAt: Date, m: Machin
   if (!md.includes(MARK_START) || !md.includes(MARK_END)) md = `${md.trimEnd()}\n\n## Runs\n\n${MARK_START}\n${MARK_END}\n`;
   md = md.replace(MARK_START, `${MARK_START}\n\n${sections.join('\n')}`);
   await writeFile(RESULTS_MD, md);
-  log(`updated ${path.relative(root, RESULTS_MD)}`);
+  log(`updated ${path.relative(rootDir, RESULTS_MD)}`);
 }
 
 // ---------------------------------------------------------------------------------------------
