@@ -16,12 +16,8 @@
  *
  * Options (flag, or environment variable): see USAGE in bench/options.ts, or `npm run bench -- --help`.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { once } from 'node:events';
 import { mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
-import http from 'node:http';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import autocannon from 'autocannon';
@@ -30,167 +26,20 @@ import pg from 'pg';
 import { loadOrCreateSigningKey, mintToken, type SigningKey } from '../src/auth/local-issuer.js';
 import { loadConfig, type Config } from '../src/config.js';
 import { openStore } from '../src/db/store.js';
+import { exchange, startCeiling, type Ceiling } from './ceiling.js';
 import { log } from './log.js';
 import { readOptions, type Options, type StoreName } from './options.js';
 import { benchDir, rootDir } from './paths.js';
 import { cpuTicks, machineBusyTicks, memoryOf, processTree, TICKS_PER_SECOND } from './process-sampler.js';
-import { formatSummary, summariseFiles, type Summary } from './profile-summary.js';
+import { formatSummary, type Summary } from './profile-summary.js';
+import { freePort, runCardshelf, startProfiles, startServer, type Server } from './server.js';
 
 const RESULTS_DIR = path.join(benchDir, 'results');
 const RESULTS_MD = path.join(benchDir, 'RESULTS.md');
 const USER_SCOPES = 'user:content:manage family:library:manage';
 
 // ---------------------------------------------------------------------------------------------
-// Processes
-
-async function freePort(): Promise<number> {
-  const server = net.createServer();
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const { port } = server.address() as net.AddressInfo;
-  server.close();
-  await once(server, 'close');
-  return port;
-}
-
-/** `node [--import tsx] <cardshelf> ...args`: the sources through tsx, or the build. */
-function cardshelfCommand(opts: Options, nodeFlags: string[], args: string[]): string[] {
-  return opts.built
-    ? [...nodeFlags, path.join(rootDir, 'bin/cardshelf.js'), ...args]
-    : ['--import', 'tsx', ...nodeFlags, path.join(rootDir, 'src', 'main.ts'), ...args];
-}
-
-/** Runs the cardshelf command to its end; its stderr (progress) goes to ours. */
-async function runCardshelf(opts: Options, env: NodeJS.ProcessEnv, args: string[]): Promise<number> {
-  const child = spawn(process.execPath, cardshelfCommand(opts, [], args), {
-    cwd: rootDir,
-    env,
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
-  const [code] = (await once(child, 'exit')) as [number | null];
-  return code ?? 1;
-}
-
-interface Server {
-  child: ChildProcess;
-  /** Where the profiler hook writes (with --cpu-prof). */
-  profileDir: string | undefined;
-  base: string;
-  port: number;
-  stderr: string[];
-  stop(): Promise<void>;
-}
-
-async function startServer(opts: Options, env: NodeJS.ProcessEnv, profileDir: string | undefined): Promise<Server> {
-  const port = Number(env.PORT);
-  // The hook is TypeScript: with the build, tsx is loaded for it alone.
-  const hook = ['--import', path.join(benchDir, 'profiler-hook.ts')];
-  const nodeFlags = profileDir ? (opts.built ? ['--import', 'tsx', ...hook] : hook) : [];
-  const args = ['serve', ...(opts.workers > 1 ? ['--workers', String(opts.workers)] : [])];
-  const child = spawn(process.execPath, cardshelfCommand(opts, nodeFlags, args), {
-    cwd: rootDir,
-    env: profileDir ? { ...env, BENCH_PROFILE_DIR: profileDir } : env,
-    // The server's log lines are written as in production (a pipe costs what a log shipper
-    // would), and dropped.
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
-  const stderr: string[] = [];
-  child.stderr?.setEncoding('utf8').on('data', (chunk: string) => {
-    stderr.push(chunk);
-    if (stderr.length > 200) stderr.shift();
-  });
-  let exited = false;
-  child.once('exit', () => {
-    exited = true;
-  });
-  const base = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + 60_000;
-  for (;;) {
-    if (exited) throw new Error(`the server exited while starting:\n${stderr.join('')}`);
-    try {
-      if ((await fetch(`${base}/healthz`)).ok) break;
-    } catch {
-      // not listening yet
-    }
-    if (Date.now() > deadline) throw new Error(`the server did not answer within 60 s:\n${stderr.join('')}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  return {
-    child,
-    profileDir,
-    base,
-    port,
-    stderr,
-    async stop() {
-      if (exited) return;
-      const done = once(child, 'exit');
-      child.kill('SIGTERM');
-      const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
-      await done;
-      clearTimeout(timer);
-    },
-  };
-}
-
-interface Ceiling {
-  port: number;
-  pid: number;
-  serve(captured: Captured): Promise<void>;
-  stop(): Promise<void>;
-}
-
-async function startCeiling(): Promise<Ceiling> {
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(benchDir, 'ceiling-server.ts')], {
-    cwd: rootDir,
-    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-  });
-  const [first] = (await once(child, 'message')) as [{ port: number }];
-  return {
-    port: first.port,
-    pid: child.pid as number,
-    async serve(captured) {
-      const ready = once(child, 'message');
-      child.send({ status: captured.status, headers: captured.headers, body: captured.body.toString('base64') });
-      await ready;
-    },
-    async stop() {
-      const done = once(child, 'exit');
-      child.disconnect();
-      await done;
-    },
-  };
-}
-
-// ---------------------------------------------------------------------------------------------
 // HTTP helpers
-
-interface Captured {
-  status: number;
-  headers: Record<string, string>;
-  body: Buffer;
-}
-
-/** One exchange with exact bytes: what the ceiling will replay. */
-function exchange(base: string, method: string, urlPath: string, headers: Record<string, string>, body?: string): Promise<Captured> {
-  return new Promise((resolve, reject) => {
-    const req = http.request(`${base}${urlPath}`, { method, headers, agent: false }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => {
-        const kept: Record<string, string> = {};
-        for (const [k, v] of Object.entries(res.headers)) {
-          // Hop-by-hop and per-response headers are the ceiling server's own to write.
-          if (['date', 'connection', 'keep-alive', 'transfer-encoding', 'content-length'].includes(k)) continue;
-          if (v !== undefined) kept[k] = Array.isArray(v) ? v.join(', ') : v;
-        }
-        resolve({ status: res.statusCode ?? 0, headers: kept, body: Buffer.concat(chunks) });
-      });
-      res.on('error', reject);
-    });
-    req.on('error', reject);
-    req.end(body);
-  });
-}
 
 async function api(base: string, method: string, urlPath: string, token: string, body?: unknown): Promise<{ status: number; json: any }> {
   const res = await fetch(`${base}${urlPath}`, {
@@ -606,25 +455,6 @@ async function runScenario(
     targetMet: targetMet(s, mine, ratio),
     rssMB,
     ...(profile ? { profile } : {}),
-  };
-}
-
-/** Starts the profiler hook in every server process; stop() collects and summarises. */
-async function startProfiles(pids: number[], dir: string): Promise<{ stop(): Promise<Summary> }> {
-  const before = new Set(await readdir(dir));
-  for (const pid of pids) process.kill(pid, 'SIGUSR2');
-  return {
-    async stop() {
-      for (const pid of pids) process.kill(pid, 'SIGUSR2');
-      const deadline = Date.now() + 30_000;
-      for (;;) {
-        const fresh = (await readdir(dir)).filter((f) => f.endsWith('.cpuprofile') && !before.has(f));
-        if (fresh.length >= pids.length || Date.now() > deadline) {
-          return summariseFiles(fresh.map((f) => path.join(dir, f)), 25);
-        }
-        await new Promise((r) => setTimeout(r, 200));
-      }
-    },
   };
 }
 
