@@ -16,198 +16,22 @@
  *
  * Options (flag, or environment variable): see USAGE in bench/options.ts, or `npm run bench -- --help`.
  */
-import { randomBytes } from 'node:crypto';
-import { mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import autocannon from 'autocannon';
-import { sql } from 'kysely';
-import pg from 'pg';
-import { loadOrCreateSigningKey, mintToken, type SigningKey } from '../src/auth/local-issuer.js';
-import { loadConfig, type Config } from '../src/config.js';
-import { openStore } from '../src/db/store.js';
 import { exchange, startCeiling, type Ceiling } from './ceiling.js';
+import { makeFixtures, mintFreshUsers, type Fixtures } from './fixtures.js';
 import { log } from './log.js';
 import { readOptions, type Options, type StoreName } from './options.js';
 import { benchDir, rootDir } from './paths.js';
 import { cpuTicks, machineBusyTicks, memoryOf, processTree, TICKS_PER_SECOND } from './process-sampler.js';
 import { formatSummary, type Summary } from './profile-summary.js';
-import { freePort, runCardshelf, startProfiles, startServer, type Server } from './server.js';
+import { freePort, startProfiles, startServer, type Server } from './server.js';
+import { countDataset, seedStore, setupStore, type DatasetCounts } from './store.js';
 
 const RESULTS_DIR = path.join(benchDir, 'results');
 const RESULTS_MD = path.join(benchDir, 'RESULTS.md');
-const USER_SCOPES = 'user:content:manage family:library:manage';
-
-// ---------------------------------------------------------------------------------------------
-// HTTP helpers
-
-async function api(base: string, method: string, urlPath: string, token: string, body?: unknown): Promise<{ status: number; json: any }> {
-  const res = await fetch(`${base}${urlPath}`, {
-    method,
-    headers: {
-      authorization: `Bearer ${token}`,
-      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-    },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await res.text();
-  return { status: res.status, json: text ? JSON.parse(text) : undefined };
-}
-
-async function expectStatus(
-  p: Promise<{ status: number; json: any }>,
-  statuses: number[],
-  what: string,
-): Promise<any> {
-  const r = await p;
-  if (!statuses.includes(r.status)) throw new Error(`fixture: ${what} answered ${r.status} ${JSON.stringify(r.json)}`);
-  return r.json;
-}
-
-/** Runs `fn` over `items`, `width` at a time. */
-async function inParallel<T>(items: T[], width: number, fn: (item: T) => Promise<void>): Promise<void> {
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: Math.min(width, items.length) }, async () => {
-      while (next < items.length) await fn(items[next++] as T);
-    }),
-  );
-}
-
-// ---------------------------------------------------------------------------------------------
-// Fixtures: made through the API, with ids of their own, so they sit beside any seeded data set.
-
-const ALNUM = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
-const randomCardId = (): string => Array.from(randomBytes(5), (b) => ALNUM[b % 62]).join('');
-
-function cardBody(title: string, chapters: number, tracks: number, extra: Record<string, unknown> = {}): Record<string, unknown> {
-  return {
-    title,
-    ...extra,
-    metadata: { author: 'Bench', category: 'stories', description: 'A card of the benchmark fixtures.' },
-    content: {
-      activity: 'service_Player',
-      version: '1',
-      config: { autoadvance: 'next', onlineOnly: false },
-      chapters: Array.from({ length: chapters }, (_, c) => ({
-        key: String(c + 1).padStart(2, '0'),
-        title: `Chapter ${c + 1}`,
-        overlayLabel: String(c + 1),
-        display: { icon16x16: 'service:#icon-star' },
-        tracks: Array.from({ length: tracks }, (_, t) => ({
-          key: String(t + 1).padStart(2, '0'),
-          title: `Chapter ${c + 1}, part ${t + 1}`,
-          trackUrl: `service:#${randomBytes(8).toString('hex')}`,
-          type: 'audio',
-          format: 'aac',
-          duration: 240,
-          fileSize: 3_000_000,
-          display: { icon16x16: 'service:#icon-moon' },
-        })),
-      })),
-    },
-  };
-}
-
-interface Fixtures {
-  key: SigningKey;
-  auth: { issuer: string; audience: string };
-  list50: string;
-  list1000: string;
-  bigCardId: string;
-  libraryCardId: string;
-  groupId: string;
-  groupBody: unknown;
-  wishlistId: string;
-  wishlistBody: unknown;
-  /** Tokens of users with no wishlists, for the wishlist creates (10 each at most). */
-  freshUsers: string[];
-  runTag: string;
-  mint(sub: string, scope?: string): Promise<string>;
-}
-
-async function makeFixtures(base: string, config: Readonly<Config>): Promise<Fixtures> {
-  if (config.auth.mode !== 'local') throw new Error('the benchmark signs its tokens with the local issuer');
-  const key = await loadOrCreateSigningKey(config.auth.keyFile);
-  const auth = { issuer: config.auth.issuer, audience: config.auth.audience };
-  const mint = (sub: string, scope = USER_SCOPES): Promise<string> =>
-    mintToken(key, { sub, scope, expiresIn: '6h', ...auth });
-  const runTag = `${Date.now().toString(36)}${randomBytes(2).toString('hex')}`;
-  const user = (name: string): string => `auth0|bench-${runTag}-${name}`;
-  const admin = await mint('auth0|bench-admin', 'admin');
-  const u50 = user('list50');
-  const u1000 = user('list1000');
-  const [t50, t1000] = await Promise.all([mint(u50), mint(u1000)]);
-
-  // 20 free catalogue cards of 3 chapters of 3 tracks: the family library and the group.
-  const catalogue: string[] = [];
-  while (catalogue.length < 20) {
-    const cardId = randomCardId();
-    const r = await api(base, 'PUT', `/admin/cards/${cardId}`, admin, {
-      ...cardBody(`Bench catalogue ${catalogue.length + 1}`, 3, 3),
-      userId: 'cardshelf|catalogue',
-      availability: 'free',
-    });
-    // 200 would be an existing catalogue card, 400 a MYO card: draw another id.
-    if (r.status === 201) catalogue.push(cardId);
-    else if (r.status !== 200 && r.status !== 400) throw new Error(`fixture: admin card ${r.status}`);
-  }
-
-  // The lists: 3 chapters of 2 tracks a card (the list form drops them), plus the big card.
-  const big = await expectStatus(api(base, 'POST', '/content', t50, cardBody('Bench big card', 10, 5)), [201], 'big card');
-  const bigCardId = big.card.cardId as string;
-  const make = (token: string, n: number, from: number): Promise<void> =>
-    inParallel(
-      Array.from({ length: n }, (_, i) => i + from),
-      8,
-      async (i) => {
-        await expectStatus(api(base, 'POST', '/content', token, cardBody(`Bench card ${String(i).padStart(4, '0')}`, 3, 2)), [201], 'card');
-      },
-    );
-  await make(t50, 49, 1);
-  await make(t1000, 1000, 1);
-
-  await expectStatus(
-    api(base, 'PUT', `/admin/families/bench-${runTag}`, admin, {
-      country: 'GB',
-      flags: { sharingOn: true },
-      members: [
-        { userId: u50, approved: true, verified: true, verifiedEmail: 'bench@example.com' },
-        { userId: user('partner'), approved: true, verified: false },
-      ],
-      devices: [{ deviceId: `bench-${runTag}-kitchen` }, { deviceId: `bench-${runTag}-bedroom` }],
-    }),
-    [201],
-    'family',
-  );
-  for (const cardId of catalogue) {
-    await expectStatus(api(base, 'POST', '/card/family/library', t50, { cardId }), [201], 'library add');
-  }
-  const groupBody = { name: 'Bench group', imageId: 'moon', items: catalogue.map((contentId) => ({ contentId })) };
-  const group = await expectStatus(api(base, 'POST', '/card/family/library/groups', t50, groupBody), [201], 'group');
-  if (group.items.length !== 20 || group.cards.length !== 20) throw new Error('fixture: the group lost items');
-
-  const wishlistBody = {
-    content: catalogue.slice(0, 10).map((item, i) => ({ item, ...(i % 3 === 0 ? { note: 'for the birthday' } : {}) })),
-  };
-  const wishlist = await expectStatus(api(base, 'POST', '/wishlists', t50, wishlistBody), [201], 'wishlist');
-
-  return {
-    key,
-    auth,
-    list50: t50,
-    list1000: t1000,
-    bigCardId,
-    libraryCardId: catalogue[0] as string,
-    groupId: group.id as string,
-    groupBody,
-    wishlistId: wishlist.wishlistId as string,
-    wishlistBody,
-    freshUsers: [],
-    runTag,
-    mint,
-  };
-}
 
 // ---------------------------------------------------------------------------------------------
 // Scenarios
@@ -463,134 +287,6 @@ function cycling(tokens: string[]): () => string {
   return () => tokens[i++ % tokens.length] as string;
 }
 
-async function mintFreshUsers(f: Fixtures, count: number): Promise<void> {
-  while (f.freshUsers.length < count) {
-    const batch = Array.from({ length: Math.min(500, count - f.freshUsers.length) }, (_, i) =>
-      f.mint(`auth0|bench-${f.runTag}-w${f.freshUsers.length + i}`, ''),
-    );
-    f.freshUsers.push(...(await Promise.all(batch)));
-  }
-}
-
-// ---------------------------------------------------------------------------------------------
-// Stores
-
-interface StoreSetup {
-  env: NodeJS.ProcessEnv;
-  config: Readonly<Config>;
-  dataDir: string;
-  cleanup(): Promise<void>;
-  /** The database's size on disk, in bytes. */
-  size(): Promise<number>;
-}
-
-async function setupStore(opts: Options, store: StoreName, port: number): Promise<StoreSetup> {
-  const dataDir = opts.dataDir ?? (await mkdtemp(path.join(os.tmpdir(), `cardshelf-bench-${store}-`)));
-  const env: NodeJS.ProcessEnv = {
-    ...process.env,
-    DATA_DIR: dataDir,
-    PORT: String(port),
-    HOST: '127.0.0.1',
-    LOG_LEVEL: opts.logLevel,
-    RATE_LIMIT_PER_MINUTE: '0',
-  };
-  delete env.DATABASE_URL;
-  const removeDir = async (): Promise<void> => {
-    if (!opts.dataDir) await rm(dataDir, { recursive: true, force: true });
-  };
-
-  if (store === 'sqlite') {
-    return {
-      env,
-      config: loadConfig(env),
-      dataDir,
-      cleanup: removeDir,
-      async size() {
-        let total = 0;
-        for (const name of await readdir(dataDir)) {
-          if (name.startsWith('cardshelf.db')) total += (await stat(path.join(dataDir, name))).size;
-        }
-        return total;
-      },
-    };
-  }
-
-  // PostgreSQL: a database of its own for the run when the role may create one, dropped after.
-  const adminUrl = process.env.DATABASE_URL as string;
-  const dbName = `cardshelf_bench_${Date.now().toString(36)}`;
-  const client = new pg.Client({ connectionString: adminUrl });
-  await client.connect();
-  let url = adminUrl;
-  let created = false;
-  try {
-    await client.query(`create database ${dbName}`);
-    const u = new URL(adminUrl);
-    u.pathname = `/${dbName}`;
-    url = u.toString();
-    created = true;
-  } catch (e) {
-    log(`postgres: cannot create a database of its own (${(e as Error).message}); using DATABASE_URL as it is`);
-  } finally {
-    await client.end();
-  }
-  env.DATABASE_URL = url;
-  return {
-    env,
-    config: loadConfig(env),
-    dataDir,
-    async cleanup() {
-      await removeDir();
-      if (!created) return;
-      const c = new pg.Client({ connectionString: adminUrl });
-      await c.connect();
-      try {
-        await c.query(`drop database if exists ${dbName} with (force)`);
-      } finally {
-        await c.end();
-      }
-    },
-    async size() {
-      const c = new pg.Client({ connectionString: url });
-      await c.connect();
-      try {
-        const r = await c.query<{ n: string }>('select pg_database_size(current_database()) as n');
-        return Number(r.rows[0]?.n ?? 0);
-      } finally {
-        await c.end();
-      }
-    },
-  };
-}
-
-interface DatasetCounts {
-  users: number;
-  cards: number;
-  libraryRecords: number;
-  groups: number;
-  wishlists: number;
-  events: number;
-}
-
-async function countDataset(config: Readonly<Config>): Promise<DatasetCounts> {
-  const store = openStore(config.database);
-  try {
-    const count = async (table: 'family_memberships' | 'cards' | 'library_records' | 'library_groups' | 'wishlists' | 'family_events'): Promise<number> => {
-      const r = await sql<{ n: number | string }>`select count(*) as n from ${sql.table(table)}`.execute(store.db);
-      return Number(r.rows[0]?.n ?? 0);
-    };
-    return {
-      users: await count('family_memberships'),
-      cards: await count('cards'),
-      libraryRecords: await count('library_records'),
-      groups: await count('library_groups'),
-      wishlists: await count('wishlists'),
-      events: await count('family_events'),
-    };
-  } finally {
-    await store.db.destroy();
-  }
-}
-
 interface StoreResult {
   store: StoreName;
   seed: { users: number; seconds: number | null };
@@ -605,18 +301,7 @@ async function benchStore(opts: Options, store: StoreName, ceiling: Ceiling): Pr
   const setup = await setupStore(opts, store, port);
   let server: Server | undefined;
   try {
-    let seedSeconds: number | null = null;
-    const hasDb = store === 'sqlite' && opts.dataDir !== undefined && (await readdir(setup.dataDir).catch((): string[] => [])).includes('cardshelf.db');
-    if (hasDb) {
-      log(`${store}: using the database in ${setup.dataDir} as it is`);
-    } else {
-      log(`${store}: seeding ${opts.scale} users (cardshelf seed --scale ${opts.scale})`);
-      const t0 = performance.now();
-      const code = await runCardshelf(opts, setup.env, ['seed', '--scale', String(opts.scale)]);
-      if (code === 2) log(`${store}: the database was seeded already; using it as it is`);
-      else if (code !== 0) throw new Error(`cardshelf seed exited with ${code}`);
-      else seedSeconds = Math.round((performance.now() - t0) / 100) / 10;
-    }
+    const seedSeconds = await seedStore(opts, store, setup);
 
     const profileDir = opts.cpuProf ? await mkdtemp(path.join(os.tmpdir(), 'cardshelf-prof-')) : undefined;
     server = await startServer(opts, setup.env, profileDir);
