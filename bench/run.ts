@@ -19,14 +19,15 @@
 import { mkdir, mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import autocannon from 'autocannon';
 import { exchange, startCeiling, type Ceiling } from './ceiling.js';
 import { makeFixtures, mintFreshUsers, type Fixtures } from './fixtures.js';
+import { measure, type Measured, type Watched } from './load.js';
 import { log } from './log.js';
 import { readOptions, type Options, type StoreName } from './options.js';
 import { benchDir, rootDir } from './paths.js';
-import { cpuTicks, machineBusyTicks, memoryOf, processTree, TICKS_PER_SECOND } from './process-sampler.js';
+import { memoryOf, processTree } from './process-sampler.js';
 import { formatSummary, type Summary } from './profile-summary.js';
+import { requestHeaders, scenarios, WISHLISTS_PER_USER, type Scenario } from './scenarios.js';
 import { freePort, startProfiles, startServer, type Server } from './server.js';
 import { countDataset, seedStore, setupStore, type DatasetCounts } from './store.js';
 
@@ -34,158 +35,7 @@ const RESULTS_DIR = path.join(benchDir, 'results');
 const RESULTS_MD = path.join(benchDir, 'RESULTS.md');
 
 // ---------------------------------------------------------------------------------------------
-// Scenarios
-
-interface Scenario {
-  name: string;
-  kind: 'read' | 'write';
-  method: 'GET' | 'POST' | 'PUT';
-  path: string;
-  /** The path as a route, for the tables (ids as placeholders). */
-  route?: string;
-  /** The target of the issue: a share of the ceiling's requests/s, or requests/s. */
-  target: { ratio?: number; rps?: number; p99Ms?: number };
-  token: string;
-  body?: string;
-  /** Gives each request its own token (wishlist creates): one user makes at most 10. */
-  perRequestToken?: () => string;
-  note?: string;
-}
-
-const WISHLISTS_PER_USER = 10;
-
-function scenarios(f: Fixtures): Scenario[] {
-  return [
-    { name: 'list-50', kind: 'read', method: 'GET', path: '/content/mine', target: { ratio: 0.5, p99Ms: 10 }, token: f.list50 },
-    { name: 'list-1000', kind: 'read', method: 'GET', path: '/content/mine', target: { ratio: 0.35 }, token: f.list1000 },
-    { name: 'card-10x5', kind: 'read', method: 'GET', path: `/content/${f.bigCardId}`, route: '/content/{cardId}', target: { ratio: 0.35 }, token: f.list50 },
-    { name: 'family', kind: 'read', method: 'GET', path: '/user/family', target: { ratio: 0.35 }, token: f.list50 },
-    {
-      name: 'library-add-200',
-      kind: 'write',
-      method: 'POST',
-      path: '/card/family/library',
-      target: { rps: 3000 },
-      token: f.list50,
-      body: JSON.stringify({ cardId: f.libraryCardId }),
-    },
-    { name: 'group-get', kind: 'read', method: 'GET', path: `/card/family/library/groups/${f.groupId}`, route: '/card/family/library/groups/{groupId}', target: { ratio: 0.35 }, token: f.list50 },
-    {
-      name: 'group-put',
-      kind: 'write',
-      method: 'PUT',
-      path: `/card/family/library/groups/${f.groupId}`,
-      route: '/card/family/library/groups/{groupId}',
-      target: { rps: 3000 },
-      token: f.list50,
-      body: JSON.stringify(f.groupBody),
-    },
-    {
-      name: 'wishlist-post',
-      kind: 'write',
-      method: 'POST',
-      path: '/wishlists',
-      target: { rps: 3000 },
-      token: f.list50,
-      body: JSON.stringify(f.wishlistBody),
-      note: `each request by the next of many fresh users, ${WISHLISTS_PER_USER} creates a user (the limit), so every create is a 201`,
-    },
-    {
-      name: 'wishlist-put',
-      kind: 'write',
-      method: 'PUT',
-      path: `/wishlists/${f.wishlistId}`,
-      route: '/wishlists/{wishlistId}',
-      target: { rps: 3000 },
-      token: f.list50,
-      body: JSON.stringify(f.wishlistBody),
-    },
-  ];
-}
-
-function requestHeaders(s: Scenario, token: string): Record<string, string> {
-  return {
-    accept: 'application/json',
-    authorization: `Bearer ${token}`,
-    ...(s.body === undefined ? {} : { 'content-type': 'application/json' }),
-  };
-}
-
-// ---------------------------------------------------------------------------------------------
 // Measuring
-
-interface Measured {
-  rps: number;
-  /** CPU time of the server (or ceiling) process(es) per request, in microseconds. */
-  cpuUsPerRequest: number;
-  /**
-   * Cores' worth of CPU used meanwhile by processes outside this run (other engineers' tests on
-   * a shared machine): the noise of the figure. 0 on an otherwise idle machine.
-   */
-  otherCores: number;
-  p50: number;
-  p90: number;
-  p99: number;
-  max: number;
-  requests: number;
-  non2xx: number;
-  errors: number;
-  timeouts: number;
-  mbPerSec: number;
-}
-
-/** The processes a measurement accounts for: the target server's and the load generator's. */
-interface Watched {
-  target: number[];
-  others: number[];
-}
-
-async function measure(
-  opts: Options,
-  port: number,
-  s: Scenario,
-  seconds: number,
-  watched: Watched,
-  tokenFor?: () => string,
-): Promise<Measured> {
-  const request: autocannon.Request = {
-    method: s.method,
-    path: s.path,
-    headers: requestHeaders(s, s.token),
-    ...(s.body === undefined ? {} : { body: s.body }),
-  };
-  if (tokenFor) {
-    request.setupRequest = (req) => ({ ...req, headers: { ...req.headers, authorization: `Bearer ${tokenFor()}` } });
-  }
-  const t0 = performance.now();
-  const [target0, own0, busy0] = await Promise.all([cpuTicks(watched.target), cpuTicks(watched.others), machineBusyTicks()]);
-  const result = await autocannon({
-    url: `http://127.0.0.1:${port}`,
-    connections: opts.connections,
-    pipelining: opts.pipelining,
-    duration: seconds,
-    requests: [request],
-  });
-  const [target1, own1, busy1] = await Promise.all([cpuTicks(watched.target), cpuTicks(watched.others), machineBusyTicks()]);
-  const wall = (performance.now() - t0) / 1000;
-  const elapsed = Math.max(0.001, (Number(result.finish) - Number(result.start)) / 1000);
-  const targetTicks = target1 - target0;
-  const otherTicks = busy1 - busy0 - targetTicks - (own1 - own0);
-  return {
-    rps: Math.round(result.requests.total / elapsed),
-    cpuUsPerRequest: result.requests.total > 0 ? Math.round(((targetTicks / TICKS_PER_SECOND) * 1e6) / result.requests.total) : 0,
-    otherCores: Math.max(0, Math.round((otherTicks / TICKS_PER_SECOND / wall) * 100) / 100),
-    p50: result.latency.p50,
-    p90: result.latency.p90,
-    p99: result.latency.p99,
-    max: result.latency.max,
-    requests: result.requests.total,
-    non2xx: result.non2xx,
-    errors: result.errors,
-    timeouts: result.timeouts,
-    mbPerSec: Math.round((result.throughput.average / 1048576) * 10) / 10,
-  };
-}
 
 interface ScenarioResult {
   name: string;
