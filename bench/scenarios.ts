@@ -15,8 +15,6 @@ export interface Scenario {
   target: { ratio?: number; rps?: number; p99Ms?: number };
   token: string;
   body?: string;
-  /** Gives each request its own token (wishlist creates): one user makes at most 10. */
-  perRequestToken?: () => string;
   note?: string;
 }
 
