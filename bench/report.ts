@@ -14,7 +14,15 @@ import type { Scenario } from './scenarios.js';
 import type { DatasetCounts } from './store.js';
 
 const RESULTS_DIR = path.join(benchDir, 'results');
-const RESULTS_MD = path.join(benchDir, 'RESULTS.md');
+export const RESULTS_MD = path.join(benchDir, 'RESULTS.md');
+
+/** Writes bench/results/<startedAt>-<name>.json (`name`: the store, or media): the file's path. */
+export async function writeResultsJson(startedAt: Date, name: string, body: unknown): Promise<string> {
+  await mkdir(RESULTS_DIR, { recursive: true });
+  const file = path.join(RESULTS_DIR, `${startedAt.toISOString().replace(/[:.]/g, '-')}-${name}.json`);
+  await writeFile(file, `${JSON.stringify(body, null, 2)}\n`);
+  return file;
+}
 
 export interface ScenarioResult {
   name: string;
@@ -118,19 +126,15 @@ const MARK_END = '<!-- bench:runs:end -->';
 
 /** Writes a results file a store, and adds a section a store at the top of RESULTS.md's runs. */
 export async function record(opts: Options, command: string, startedAt: Date, m: Machine, stores: StoreResult[]): Promise<void> {
-  await mkdir(RESULTS_DIR, { recursive: true });
-  const stamp = startedAt.toISOString().replace(/[:.]/g, '-');
   for (const s of stores) {
-    const file = path.join(RESULTS_DIR, `${stamp}-${s.store}.json`);
-    const body = {
+    const file = await writeResultsJson(startedAt, s.store, {
       startedAt: startedAt.toISOString(),
       command,
       label: opts.label,
       machine: m,
       options: { ...opts, stores: undefined, store: s.store },
       ...s,
-    };
-    await writeFile(file, `${JSON.stringify(body, null, 2)}\n`);
+    });
     log(`wrote ${path.relative(rootDir, file)}`);
   }
 
