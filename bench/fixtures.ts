@@ -42,7 +42,6 @@ async function inParallel<T>(items: T[], width: number, fn: (item: T) => Promise
 }
 
 const ALNUM = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
-
 const randomCardId = (): string => Array.from(randomBytes(5), (b) => ALNUM[b % 62]).join('');
 
 function cardBody(title: string, chapters: number, tracks: number, extra: Record<string, unknown> = {}): Record<string, unknown> {

@@ -22,6 +22,7 @@ export interface StoreSetup {
   size(): Promise<number>;
 }
 
+/** A data directory (with PostgreSQL, a database too) and the server's environment, on `port`. */
 export async function setupStore(opts: Options, store: StoreName, port: number): Promise<StoreSetup> {
   const dataDir = opts.dataDir ?? (await mkdtemp(path.join(os.tmpdir(), `cardshelf-bench-${store}-`)));
   const env: NodeJS.ProcessEnv = {
