@@ -4,8 +4,8 @@
  * server must, and does nothing else: what it reaches under a load is the most that Node.js and
  * the load generator on this machine can do for that exchange.
  *
- * Run as a child of bench/run.ts, which sends it {status, headers, body (base64)} over IPC
- * before each measurement and waits for 'ready'.
+ * Run as a child of the benchmark (started by bench/ceiling.ts), which sends it {status, headers,
+ * body (base64)} over IPC before each measurement and waits for 'ready'.
  */
 import http from 'node:http';
 

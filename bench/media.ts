@@ -11,19 +11,18 @@
  */
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { appendFile, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import net from 'node:net';
+import { appendFile, mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { parseArgs, promisify } from 'node:util';
 import autocannon from 'autocannon';
 import { loadOrCreateSigningKey, mintToken } from '../src/auth/local-issuer.js';
 import { loadConfig } from '../src/config.js';
 import { bundledBinaries, createTranscoder, transcodeArgs } from '../src/modules/media/transcoder.js';
+import { rootDir } from './paths.js';
+import { RESULTS_MD, writeResultsJson } from './report.js';
+import { freePort } from './server.js';
 
-const here = path.dirname(fileURLToPath(import.meta.url));
-const root = path.resolve(here, '..');
 const run = promisify(execFile);
 const { values } = parseArgs({
   options: {
@@ -42,7 +41,7 @@ async function tone(seconds: number, file: string): Promise<void> {
 }
 
 function child(command: string, args: string[], env: Record<string, string>): { proc: ChildProcess; firstLine: Promise<string>; output: () => string } {
-  const proc = spawn(command, args, { cwd: root, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const proc = spawn(command, args, { cwd: rootDir, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   proc.stdout!.on('data', (d: Buffer) => (out += d.toString()));
   proc.stderr!.on('data', (d: Buffer) => (out += d.toString()));
@@ -54,14 +53,6 @@ function child(command: string, args: string[], env: Record<string, string>): { 
     proc.on('exit', (code) => reject(new Error(`${command} exited (${code}):\n${out}`)));
   });
   return { proc, firstLine, output: () => out };
-}
-
-async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
 }
 
 async function load(url: string, headers: Record<string, string> = {}): Promise<{ rps: number; mbps: number; errors: number }> {
@@ -157,13 +148,14 @@ try {
   console.log(transcodeRow);
 
   if (!values['no-record']) {
-    const when = new Date().toISOString();
+    const startedAt = new Date();
+    const when = startedAt.toISOString();
     await appendFile(
-      path.join(here, 'RESULTS.md'),
+      RESULTS_MD,
       `\n### Media run ${when} (sqlite, file system, ${connections} connections, ${duration} s, ${os.cpus().length} cores, shared)\n\n` +
         `| scenario | Cardshelf | ceiling | ratio | errors |\n|---|---|---|---|---|\n${rows.join('\n')}\n${transcodeRow}\n`,
     );
-    await writeFile(path.join(here, 'results', `${when.replace(/[:.]/g, '-')}-media.json`), JSON.stringify({ when, rows, transcodeRow }, null, 2));
+    await writeResultsJson(startedAt, 'media', { when, rows, transcodeRow });
   }
 } finally {
   for (const p of procs) p.kill('SIGTERM');

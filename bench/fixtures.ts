@@ -1,0 +1,183 @@
+/**
+ * The fixtures the scenarios read and write, made through the API with ids of their own, so that
+ * they sit beside any seeded data set; and the tokens of their users.
+ */
+import { randomBytes } from 'node:crypto';
+import { loadOrCreateSigningKey, mintToken, type SigningKey } from '../src/auth/local-issuer.js';
+import type { Config } from '../src/config.js';
+
+const USER_SCOPES = 'user:content:manage family:library:manage';
+
+async function api(base: string, method: string, urlPath: string, token: string, body?: unknown): Promise<{ status: number; json: any }> {
+  const res = await fetch(`${base}${urlPath}`, {
+    method,
+    headers: {
+      authorization: `Bearer ${token}`,
+      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+    },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await res.text();
+  return { status: res.status, json: text ? JSON.parse(text) : undefined };
+}
+
+async function expectStatus(
+  p: Promise<{ status: number; json: any }>,
+  statuses: number[],
+  what: string,
+): Promise<any> {
+  const r = await p;
+  if (!statuses.includes(r.status)) throw new Error(`fixture: ${what} answered ${r.status} ${JSON.stringify(r.json)}`);
+  return r.json;
+}
+
+/** Runs `fn` over `items`, `width` at a time. */
+async function inParallel<T>(items: T[], width: number, fn: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: Math.min(width, items.length) }, async () => {
+      while (next < items.length) await fn(items[next++] as T);
+    }),
+  );
+}
+
+const ALNUM = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
+const randomCardId = (): string => Array.from(randomBytes(5), (b) => ALNUM[b % 62]).join('');
+
+function cardBody(title: string, chapters: number, tracks: number, extra: Record<string, unknown> = {}): Record<string, unknown> {
+  return {
+    title,
+    ...extra,
+    metadata: { author: 'Bench', category: 'stories', description: 'A card of the benchmark fixtures.' },
+    content: {
+      activity: 'service_Player',
+      version: '1',
+      config: { autoadvance: 'next', onlineOnly: false },
+      chapters: Array.from({ length: chapters }, (_, c) => ({
+        key: String(c + 1).padStart(2, '0'),
+        title: `Chapter ${c + 1}`,
+        overlayLabel: String(c + 1),
+        display: { icon16x16: 'service:#icon-star' },
+        tracks: Array.from({ length: tracks }, (_, t) => ({
+          key: String(t + 1).padStart(2, '0'),
+          title: `Chapter ${c + 1}, part ${t + 1}`,
+          trackUrl: `service:#${randomBytes(8).toString('hex')}`,
+          type: 'audio',
+          format: 'aac',
+          duration: 240,
+          fileSize: 3_000_000,
+          display: { icon16x16: 'service:#icon-moon' },
+        })),
+      })),
+    },
+  };
+}
+
+export interface Fixtures {
+  key: SigningKey;
+  auth: { issuer: string; audience: string };
+  list50: string;
+  list1000: string;
+  bigCardId: string;
+  libraryCardId: string;
+  groupId: string;
+  groupBody: unknown;
+  wishlistId: string;
+  wishlistBody: unknown;
+  /** Tokens of users with no wishlists, for the wishlist creates (10 each at most). */
+  freshUsers: string[];
+  runTag: string;
+  mint(sub: string, scope?: string): Promise<string>;
+}
+
+export async function makeFixtures(base: string, config: Readonly<Config>): Promise<Fixtures> {
+  if (config.auth.mode !== 'local') throw new Error('the benchmark signs its tokens with the local issuer');
+  const key = await loadOrCreateSigningKey(config.auth.keyFile);
+  const auth = { issuer: config.auth.issuer, audience: config.auth.audience };
+  const mint = (sub: string, scope = USER_SCOPES): Promise<string> =>
+    mintToken(key, { sub, scope, expiresIn: '6h', ...auth });
+  const runTag = `${Date.now().toString(36)}${randomBytes(2).toString('hex')}`;
+  const user = (name: string): string => `auth0|bench-${runTag}-${name}`;
+  const admin = await mint('auth0|bench-admin', 'admin');
+  const u50 = user('list50');
+  const u1000 = user('list1000');
+  const [t50, t1000] = await Promise.all([mint(u50), mint(u1000)]);
+
+  // 20 free catalogue cards of 3 chapters of 3 tracks: the family library and the group.
+  const catalogue: string[] = [];
+  while (catalogue.length < 20) {
+    const cardId = randomCardId();
+    const r = await api(base, 'PUT', `/admin/cards/${cardId}`, admin, {
+      ...cardBody(`Bench catalogue ${catalogue.length + 1}`, 3, 3),
+      userId: 'cardshelf|catalogue',
+      availability: 'free',
+    });
+    // 200 would be an existing catalogue card, 400 a MYO card: draw another id.
+    if (r.status === 201) catalogue.push(cardId);
+    else if (r.status !== 200 && r.status !== 400) throw new Error(`fixture: admin card ${r.status}`);
+  }
+
+  // The lists: 3 chapters of 2 tracks a card (the list form drops them), plus the big card.
+  const big = await expectStatus(api(base, 'POST', '/content', t50, cardBody('Bench big card', 10, 5)), [201], 'big card');
+  const bigCardId = big.card.cardId as string;
+  const make = (token: string, n: number, from: number): Promise<void> =>
+    inParallel(
+      Array.from({ length: n }, (_, i) => i + from),
+      8,
+      async (i) => {
+        await expectStatus(api(base, 'POST', '/content', token, cardBody(`Bench card ${String(i).padStart(4, '0')}`, 3, 2)), [201], 'card');
+      },
+    );
+  await make(t50, 49, 1);
+  await make(t1000, 1000, 1);
+
+  await expectStatus(
+    api(base, 'PUT', `/admin/families/bench-${runTag}`, admin, {
+      country: 'GB',
+      flags: { sharingOn: true },
+      members: [
+        { userId: u50, approved: true, verified: true, verifiedEmail: 'bench@example.com' },
+        { userId: user('partner'), approved: true, verified: false },
+      ],
+      devices: [{ deviceId: `bench-${runTag}-kitchen` }, { deviceId: `bench-${runTag}-bedroom` }],
+    }),
+    [201],
+    'family',
+  );
+  for (const cardId of catalogue) {
+    await expectStatus(api(base, 'POST', '/card/family/library', t50, { cardId }), [201], 'library add');
+  }
+  const groupBody = { name: 'Bench group', imageId: 'moon', items: catalogue.map((contentId) => ({ contentId })) };
+  const group = await expectStatus(api(base, 'POST', '/card/family/library/groups', t50, groupBody), [201], 'group');
+  if (group.items.length !== 20 || group.cards.length !== 20) throw new Error('fixture: the group lost items');
+
+  const wishlistBody = {
+    content: catalogue.slice(0, 10).map((item, i) => ({ item, ...(i % 3 === 0 ? { note: 'for the birthday' } : {}) })),
+  };
+  const wishlist = await expectStatus(api(base, 'POST', '/wishlists', t50, wishlistBody), [201], 'wishlist');
+
+  return {
+    key,
+    auth,
+    list50: t50,
+    list1000: t1000,
+    bigCardId,
+    libraryCardId: catalogue[0] as string,
+    groupId: group.id as string,
+    groupBody,
+    wishlistId: wishlist.wishlistId as string,
+    wishlistBody,
+    freshUsers: [],
+    runTag,
+    mint,
+  };
+}
+
+export async function mintFreshUsers(f: Fixtures, count: number): Promise<void> {
+  while (f.freshUsers.length < count) {
+    const batch = Array.from({ length: Math.min(500, count - f.freshUsers.length) }, (_, i) =>
+      f.mint(`auth0|bench-${f.runTag}-w${f.freshUsers.length + i}`, ''),
+    );
+    f.freshUsers.push(...(await Promise.all(batch)));
+  }
+}

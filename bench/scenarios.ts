@@ -1,0 +1,78 @@
+/**
+ * The scenarios: the requests measured, each against its ceiling, with the target it is held
+ * to. One list (`scenarios()` below); a new scenario is one more entry in it.
+ */
+import type { Fixtures } from './fixtures.js';
+
+export interface Scenario {
+  name: string;
+  kind: 'read' | 'write';
+  method: 'GET' | 'POST' | 'PUT';
+  path: string;
+  /** The path as a route, for the tables (ids as placeholders). */
+  route?: string;
+  /** The target of the issue: a share of the ceiling's requests/s, or requests/s. */
+  target: { ratio?: number; rps?: number; p99Ms?: number };
+  token: string;
+  body?: string;
+  note?: string;
+}
+
+export const WISHLISTS_PER_USER = 10;
+
+export function scenarios(f: Fixtures): Scenario[] {
+  return [
+    { name: 'list-50', kind: 'read', method: 'GET', path: '/content/mine', target: { ratio: 0.5, p99Ms: 10 }, token: f.list50 },
+    { name: 'list-1000', kind: 'read', method: 'GET', path: '/content/mine', target: { ratio: 0.35 }, token: f.list1000 },
+    { name: 'card-10x5', kind: 'read', method: 'GET', path: `/content/${f.bigCardId}`, route: '/content/{cardId}', target: { ratio: 0.35 }, token: f.list50 },
+    { name: 'family', kind: 'read', method: 'GET', path: '/user/family', target: { ratio: 0.35 }, token: f.list50 },
+    {
+      name: 'library-add-200',
+      kind: 'write',
+      method: 'POST',
+      path: '/card/family/library',
+      target: { rps: 3000 },
+      token: f.list50,
+      body: JSON.stringify({ cardId: f.libraryCardId }),
+    },
+    { name: 'group-get', kind: 'read', method: 'GET', path: `/card/family/library/groups/${f.groupId}`, route: '/card/family/library/groups/{groupId}', target: { ratio: 0.35 }, token: f.list50 },
+    {
+      name: 'group-put',
+      kind: 'write',
+      method: 'PUT',
+      path: `/card/family/library/groups/${f.groupId}`,
+      route: '/card/family/library/groups/{groupId}',
+      target: { rps: 3000 },
+      token: f.list50,
+      body: JSON.stringify(f.groupBody),
+    },
+    {
+      name: 'wishlist-post',
+      kind: 'write',
+      method: 'POST',
+      path: '/wishlists',
+      target: { rps: 3000 },
+      token: f.list50,
+      body: JSON.stringify(f.wishlistBody),
+      note: `each request by the next of many fresh users, ${WISHLISTS_PER_USER} creates a user (the limit), so every create is a 201`,
+    },
+    {
+      name: 'wishlist-put',
+      kind: 'write',
+      method: 'PUT',
+      path: `/wishlists/${f.wishlistId}`,
+      route: '/wishlists/{wishlistId}',
+      target: { rps: 3000 },
+      token: f.list50,
+      body: JSON.stringify(f.wishlistBody),
+    },
+  ];
+}
+
+export function requestHeaders(s: Scenario, token: string): Record<string, string> {
+  return {
+    accept: 'application/json',
+    authorization: `Bearer ${token}`,
+    ...(s.body === undefined ? {} : { 'content-type': 'application/json' }),
+  };
+}
