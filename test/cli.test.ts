@@ -117,6 +117,19 @@ describe(`cardshelf command on ${testDialect()}`, { timeout: 180_000 }, () => {
     const mine = await http(server.url, 'GET', '/content/mine', { token });
     expect(mine.status).toBe(200);
     expect(mine.body.cards.length).toBeGreaterThan(0);
+    // The shape the public service returns, which its client libraries' own tests check.
+    for (const summary of mine.body.cards) {
+      expect(summary.metadata.media).toEqual({ duration: expect.any(Number), fileSize: expect.any(Number), hasStreams: false });
+      const { body } = await http(server.url, 'GET', `/content/${summary.cardId}`, { token });
+      for (const chapter of body.card.content.chapters) {
+        expect(chapter).toMatchObject({ duration: expect.any(Number), fileSize: expect.any(Number), availableFrom: null });
+        expect(chapter.display.icon16x16).toMatch(/^yoto:#[0-9a-f]{64}$/);
+        for (const track of chapter.tracks) {
+          expect(track).toMatchObject({ overlayLabel: expect.any(String), duration: expect.any(Number), fileSize: expect.any(Number), channels: 'stereo' });
+          expect(track.trackUrl).toMatch(/^yoto:#[0-9a-f]{64}$/);
+        }
+      }
+    }
     const library = await http(server.url, 'GET', '/card/family/library', { token });
     expect(library.status).toBe(200);
     expect(library.body.cards.length).toBeGreaterThan(0);

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { Config } from '../config.js';
 import type { Store } from '../db/dialect.js';
 import { createCardService } from '../modules/cards/service.js';
@@ -10,28 +11,53 @@ import { seedPublicIcons } from '../modules/media/demo-icons.js';
 export const DEMO_USER = 'auth0|demo-parent';
 export const DEMO_FAMILY = 'demofamily';
 
-const track = (key: string, title: string, hash: string) => ({
+/**
+ * The demo's cards take the shape the public service documents and returns ("How playlists
+ * work"): `yoto:#<sha256>` references, each track with its duration, size and channels, each
+ * chapter with its totals, `metadata.media` with the card's. So the public client libraries'
+ * own tests, pointed at a demo instance, see what they see on the service. The hashes name media
+ * not stored here (cards may reference media that arrives later).
+ */
+const ref = (label: string): string => `yoto:#${createHash('sha256').update(`cardshelf-demo:${label}`).digest('hex')}`;
+
+const track = (key: string, title: string, media: string, duration: number) => ({
   key,
   title,
   type: 'audio' as const,
   format: 'aac',
-  trackUrl: `service:#${hash}`,
-  display: { icon16x16: 'service:#icon-star' },
+  trackUrl: ref(media),
+  overlayLabel: String(Number(key)),
+  duration,
+  // About 128 kbit/s of AAC.
+  fileSize: duration * 16_000,
+  channels: 'stereo' as const,
+  display: { icon16x16: ref('icon-star') },
   ambient: null,
-  duration: 180,
 });
 
-const chapter = (key: string, title: string, tracks: ReturnType<typeof track>[]) => ({
+type Track = ReturnType<typeof track>;
+const sum = (tracks: readonly Track[], field: 'duration' | 'fileSize'): number => tracks.reduce((n, t) => n + t[field], 0);
+
+const chapter = (key: string, title: string, tracks: Track[]) => ({
   key,
   title,
   overlayLabel: String(Number(key)),
-  overlayLabelOverride: '',
-  display: { icon16x16: 'service:#icon-moon' },
+  overlayLabelOverride: null,
+  display: { icon16x16: ref('icon-moon') },
+  availableFrom: null,
   ambient: null,
   defaultTrackAmbient: null,
   defaultTrackDisplay: null,
+  duration: sum(tracks, 'duration'),
+  fileSize: sum(tracks, 'fileSize'),
   tracks,
 });
+
+type Chapter = ReturnType<typeof chapter>;
+const media = (chapters: readonly Chapter[]) => {
+  const tracks = chapters.flatMap((c) => c.tracks);
+  return { duration: sum(tracks, 'duration'), fileSize: sum(tracks, 'fileSize'), hasStreams: false };
+};
 
 const catalogue = [
   {
@@ -57,28 +83,27 @@ const catalogue = [
   },
 ];
 
+const fairyTales = [
+  chapter('01', 'Little Red Riding Hood', [track('01', 'Part one', 'fairy-1a', 214), track('02', 'Part two', 'fairy-1b', 187)]),
+  chapter('02', 'The Three Bears', [track('01', 'The whole story', 'fairy-2a', 342)]),
+];
+const carSongs = [chapter('01', 'Wheels on the Bus', [track('01', 'Wheels on the Bus', 'song-1', 126)])];
+
 const myoCards: CardInput[] = [
   {
     title: 'Grandma Reads Fairy Tales',
-    metadata: { author: 'Grandma', category: 'stories', description: 'Recorded at the kitchen table.' },
+    metadata: { author: 'Grandma', category: 'stories', description: 'Recorded at the kitchen table.', media: media(fairyTales) },
     content: {
       activity: 'service_Player',
       version: '1',
       config: { autoadvance: 'repeat', onlineOnly: false },
-      chapters: [
-        chapter('01', 'Little Red Riding Hood', [track('01', 'Part one', 'fairy-1a'), track('02', 'Part two', 'fairy-1b')]),
-        chapter('02', 'The Three Bears', [track('01', 'The whole story', 'fairy-2a')]),
-      ],
+      chapters: fairyTales,
     },
   },
   {
     title: 'Car Trip Songs',
-    metadata: { author: 'Dad', category: 'music' },
-    content: {
-      activity: 'service_Player',
-      version: '1',
-      chapters: [chapter('01', 'Wheels on the Bus', [track('01', 'Wheels on the Bus', 'song-1')])],
-    },
+    metadata: { author: 'Dad', category: 'music', media: media(carSongs) },
+    content: { activity: 'service_Player', version: '1', chapters: carSongs },
   },
 ];
 
@@ -101,7 +126,7 @@ export async function seedDemo(store: Store, config: Readonly<Config>, log: (lin
       content: {
         activity: 'service_Player',
         version: '1',
-        chapters: [chapter('01', card.title, [track('01', card.title, `${cardId}-1`)])],
+          chapters: [chapter('01', card.title, [track('01', card.title, `${cardId}-1`, 300)])],
       },
     });
   }
