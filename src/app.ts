@@ -214,8 +214,8 @@ export async function buildApp(config: Readonly<Config>, opts: AppOptions = {}):
 
   const signer = createMediaUrlSigner(config.mediaUrlTemplate, config.mediaUrlSecret);
   // Entity tags name the data an answer shows and what else shapes it: the release (its
-  // rendering), the URLs answers are built with, the key that signs media URLs.
-  const tagger = createTagger([RELEASE, config.publicBaseUrl, config.groupImageUrlTemplate, signer.keyId]);
+  // rendering) and the URLs answers are built with (signed answers add the signing key's id).
+  const tagger = createTagger([RELEASE, config.publicBaseUrl, config.groupImageUrlTemplate]);
   const families = createFamilyService(store, config, tagger);
   const media = createMedia(store, config, signer, app.log);
   app.addHook('preClose', () => media.close());

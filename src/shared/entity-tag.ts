@@ -6,32 +6,38 @@ import { AppError } from './errors.js';
  * counters and row versions it shows, the flags that shape it, the deployment), never from the
  * answer itself: computing one costs a hash of a few short strings.
  *
- * A tag is `"<state>"`, or `"<state>-s<window>"` for an answer with signed media URLs, which
- * change with the signing window (wishlists/media-urls.ts). `<state>` names the data; `If-Match`
+ * A tag is `"<state>"`, or `"<state>-s<window>-<key>"` for an answer with signed media URLs,
+ * which change with the signing window and key (wishlists/media-urls.ts). `<state>` names the data; `If-Match`
  * compares it (so the tag of a signed read is as good as the raw read's), `If-None-Match` the
  * whole tag.
  */
 export interface Tagger {
   /** The tag of an answer built from `parts` (resource kind, ids, flags, versions). */
   tag(parts: readonly (string | number | boolean)[]): string;
-  /** The tag of the same answer with media references signed in `window`. */
-  signed(tag: string, window: number): string;
+  /**
+   * The tag of the same answer with media references signed in `window` under the key `keyId`
+   * names (instances without a shared key sign differently).
+   */
+  signed(tag: string, signing: { window: number; keyId: string }): string;
 }
+
+/** Characters of the state part: 162 bits of SHA-256 in base64url. */
+const STATE_LENGTH = 27;
 
 /**
  * `deployment` names what shapes answers besides the data (the release, URL templates and base
- * URLs, the signing key): instances configured alike give the same tags; a release or a setting
- * that changes answers changes every tag.
+ * URLs): instances configured alike give the same tags; a release or a setting that changes
+ * answers changes every tag.
  */
 export function createTagger(deployment: readonly string[]): Tagger {
   const salt = createHash('sha256').update(deployment.join('\0')).digest('base64url');
   return {
     tag(parts) {
-      const state = createHash('sha256').update(salt).update('\0').update(parts.join('\0')).digest('base64url').slice(0, 27);
-      return `"${state}"`;
+      const state = createHash('sha256').update(salt).update('\0').update(parts.join('\0')).digest('base64url');
+      return `"${state.slice(0, STATE_LENGTH)}"`;
     },
-    signed(tag, window) {
-      return `${tag.slice(0, -1)}-s${window}"`;
+    signed(tag, { window, keyId }) {
+      return `${tag.slice(0, -1)}-s${window}-${keyId}"`;
     },
   };
 }
@@ -40,7 +46,11 @@ export function createTagger(deployment: readonly string[]): Tagger {
 export type Precondition = '*' | readonly string[];
 
 /** The state part of a tag (before a signing window), as `If-Match` compares it. */
-const statePart = (tag: string): string => tag.replace(/-s\d+"$/, '"');
+const SIGNED_TAG = new RegExp(`^("[A-Za-z0-9_-]{${STATE_LENGTH}})-s\\d+-[A-Za-z0-9_-]+"$`);
+const statePart = (tag: string): string => {
+  const signed = SIGNED_TAG.exec(tag);
+  return signed ? `${signed[1]}"` : tag;
+};
 
 /**
  * Refuses a write whose `If-Match` names none of the resource's current tags (strong comparison,

@@ -42,11 +42,11 @@ export async function wishlistRoutes(
   ): Promise<FastifyReply> => {
     if (format === 'raw') return sendTagged(req, reply, tag, render);
     const at = Date.now();
-    return sendTagged(req, reply, tagger.signed(tag, media.window(at)), async () => media.signAll(await render(), at));
+    return sendTagged(req, reply, tagger.signed(tag, { window: media.window(at), keyId: media.keyId }), async () => media.signAll(await render(), at));
   };
   /** A write's answer carries the tag a read of the same form would. */
   const writeTag = (tag: string, format: string | undefined): string =>
-    format === 'raw' ? tag : tagger.signed(tag, media.window());
+    format === 'raw' ? tag : tagger.signed(tag, { window: media.window(), keyId: media.keyId });
   const tags = ['wishlists'];
   // A body over the limit is the size rule broken, so it answers `wishlist-size`, not 413.
   const writeConfig = { auth: null, oversizeCode: 'wishlist-size' as const };
