@@ -446,6 +446,9 @@ interface Fixtures {
   groupBody: unknown;
   wishlistId: string;
   wishlistBody: unknown;
+  /** Entity tags of the list of 1,000 cards and of the family library (issue 12: the 304s). */
+  list1000Tag: string;
+  libraryTag: string;
   /** Tokens of users with no wishlists, for the wishlist creates (10 each at most). */
   freshUsers: string[];
   runTag: string;
@@ -517,6 +520,12 @@ async function makeFixtures(base: string, config: Readonly<Config>): Promise<Fix
     content: catalogue.slice(0, 10).map((item, i) => ({ item, ...(i % 3 === 0 ? { note: 'for the birthday' } : {}) })),
   };
   const wishlist = await expectStatus(api(base, 'POST', '/wishlists', t50, wishlistBody), [201], 'wishlist');
+  const tagOf = async (token: string, urlPath: string): Promise<string> => {
+    const r = await exchange(base, 'GET', urlPath, { authorization: `Bearer ${token}` });
+    const tag = r.headers.etag;
+    if (r.status !== 200 || !tag) throw new Error(`fixture: ${urlPath} answered ${r.status} without an ETag`);
+    return tag;
+  };
 
   return {
     key,
@@ -529,6 +538,8 @@ async function makeFixtures(base: string, config: Readonly<Config>): Promise<Fix
     groupBody,
     wishlistId: wishlist.wishlistId as string,
     wishlistBody,
+    list1000Tag: await tagOf(t1000, '/content/mine'),
+    libraryTag: await tagOf(t50, '/card/family/library'),
     freshUsers: [],
     runTag,
     mint,
@@ -551,6 +562,10 @@ interface Scenario {
   body?: string;
   /** Gives each request its own token (wishlist creates): one user makes at most 10. */
   perRequestToken?: () => string;
+  /** More request headers (If-None-Match, Idempotency-Key). */
+  headers?: Record<string, string>;
+  /** The one status every answer must have, when it is not a 2xx (a 304). */
+  status?: number;
   note?: string;
 }
 
@@ -602,6 +617,41 @@ function scenarios(f: Fixtures): Scenario[] {
       token: f.list50,
       body: JSON.stringify(f.wishlistBody),
     },
+    // Issue 12: a poll that finds nothing changed, beside the 200 it replaces; a retried create.
+    {
+      name: 'list-1000-304',
+      kind: 'read',
+      method: 'GET',
+      path: '/content/mine',
+      target: {},
+      token: f.list1000,
+      headers: { 'if-none-match': f.list1000Tag },
+      status: 304,
+      note: 'If-None-Match with the current tag: compare its CPU µs/req with list-1000',
+    },
+    { name: 'library', kind: 'read', method: 'GET', path: '/card/family/library', target: {}, token: f.list50, note: 'the family library: 20 catalogue cards and 50 MYO cards' },
+    {
+      name: 'library-304',
+      kind: 'read',
+      method: 'GET',
+      path: '/card/family/library',
+      target: {},
+      token: f.list50,
+      headers: { 'if-none-match': f.libraryTag },
+      status: 304,
+      note: 'If-None-Match with the current tag: compare its CPU µs/req with library',
+    },
+    {
+      name: 'wishlist-post-replay',
+      kind: 'write',
+      method: 'POST',
+      path: '/wishlists',
+      target: {},
+      token: f.list50,
+      body: JSON.stringify(f.wishlistBody),
+      headers: { 'idempotency-key': `bench-${f.runTag}` },
+      note: 'one Idempotency-Key: the first request creates, every later one replays (201, Idempotent-Replayed); compare with wishlist-post',
+    },
   ];
 }
 
@@ -610,6 +660,7 @@ function requestHeaders(s: Scenario, token: string): Record<string, string> {
     accept: 'application/json',
     authorization: `Bearer ${token}`,
     ...(s.body === undefined ? {} : { 'content-type': 'application/json' }),
+    ...s.headers,
   };
 }
 
@@ -682,7 +733,8 @@ async function measure(
     p99: result.latency.p99,
     max: result.latency.max,
     requests: result.requests.total,
-    non2xx: result.non2xx,
+    // A 304 scenario's answers are all 304s: any other status is the failure.
+    non2xx: s.status === undefined ? result.non2xx : result.requests.total - (result.statusCodeStats?.[`${s.status}`]?.count ?? 0),
     errors: result.errors,
     timeouts: result.timeouts,
     mbPerSec: Math.round((result.throughput.average / 1048576) * 10) / 10,
@@ -736,7 +788,7 @@ async function runScenario(
 
   const firstToken = tokenFor ? tokenFor() : s.token;
   const captured = await exchange(server.base, s.method, s.path, requestHeaders(s, firstToken), s.body);
-  if (captured.status < 200 || captured.status > 299) {
+  if (s.status !== undefined ? captured.status !== s.status : captured.status < 200 || captured.status > 299) {
     throw new Error(`${s.name}: the server answered ${captured.status}: ${captured.body.toString('utf8').slice(0, 300)}`);
   }
   if (s.name === 'library-add-200' && captured.status !== 200) throw new Error(`${s.name}: expected 200, got ${captured.status}`);
