@@ -2,6 +2,7 @@ import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openStore } from '../src/db/store.js';
 import type { Store } from '../src/db/dialect.js';
+import { userLock } from '../src/db/unit-of-work.js';
 import { IDEMPOTENCY_LEASE_MS, IDEMPOTENCY_TTL_MS, sweep } from '../src/http/idempotency.js';
 import { cardBody, errorCode, startTestApp, type Reply, type TestApp } from './helpers.js';
 import { MANAGE, expectStatus, familyOf, newUser, putCatalogueCard } from './fixtures-family.js';
@@ -15,7 +16,8 @@ import { MANAGE, expectStatus, familyOf, newUser, putCatalogueCard } from './fix
 let t: TestApp;
 let store: Store;
 beforeAll(async () => {
-  t = await startTestApp();
+  // A short statement timeout: the test of a failed first request waits for one.
+  t = await startTestApp({ DATABASE_STATEMENT_TIMEOUT_MS: '1000' });
   // The app's own database, opened beside it to look at (and age) stored keys.
   store = openStore(t.config.database);
 });
@@ -231,4 +233,37 @@ describe('keys in flight, abandoned and expired', () => {
     const left = await store.db.selectFrom('idempotency_keys').select('idempotency_key').where('user_id', '=', user).execute();
     expect(left.map((r) => r.idempotency_key)).toEqual([key]);
   });
+
+  // PostgreSQL: the user's lock, held from another connection, makes the create time out (503)
+  // after it claimed its key. (On SQLite the claim itself would wait for the same write lock.)
+  it.runIf(process.env.CARDSHELF_TEST_DB === 'postgres')(
+    'a first request the server failed (5xx) gave its key back: the retry runs, and creates once',
+    async () => {
+      const user = newUser('failed-first');
+      const key = newKey();
+      let release!: () => void;
+      let locked!: () => void;
+      const held = new Promise<void>((resolve) => (release = resolve));
+      const taken = new Promise<void>((resolve) => (locked = resolve));
+      const holder = store.db.transaction().execute(async (trx) => {
+        await store.dialect.lockKey(trx, userLock(user).key);
+        locked();
+        await held;
+      });
+      await taken;
+      try {
+        const failed = await post(user, '/wishlists', { content: [] }, key);
+        expect(failed.status).toBe(503);
+        expect(errorCode(failed)).toBe('unavailable');
+      } finally {
+        release();
+        await holder;
+      }
+      const left = await store.db.selectFrom('idempotency_keys').select('state').where('user_id', '=', user).execute();
+      expect(left).toEqual([]);
+      const retry = expectStatus(await post(user, '/wishlists', { content: [] }, key), 201);
+      expect(retry.headers['idempotent-replayed']).toBeUndefined();
+      expect(await wishlistCount(user)).toBe(1);
+    },
+  );
 });
