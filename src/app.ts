@@ -44,6 +44,7 @@ import { echoRequestId, requestId } from './http/request-id.js';
 import { registerSecurityHeaders } from './http/security-headers.js';
 import { createTagger } from './shared/entity-tag.js';
 import { registerIdempotency } from './http/idempotency.js';
+import { registerBodyTags } from './http/conditional.js';
 
 const RELEASE = (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 
@@ -169,6 +170,7 @@ export async function buildApp(config: Readonly<Config>, opts: AppOptions = {}):
   await app.register(swaggerUi, { routePrefix: '/docs' });
   await app.register(authPlugin, { verifier });
   registerIdempotency(app, store);
+  registerBodyTags(app);
   app.setNotFoundHandler(notFound);
 
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());

@@ -1,3 +1,4 @@
+import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cardBody, errorCode, startTestApp, type Reply, type TestApp } from './helpers.js';
 import {
@@ -370,6 +371,37 @@ describe('If-Match refuses lost updates', () => {
     const stored = (await get(kind === 'card' ? s.b : s.a, target.read)).body;
     const text = JSON.stringify(stored);
     expect(text).toContain(`writer ${winner}`);
+  });
+});
+
+describe('reads without a counter: a tag hashed from the answer', () => {
+  it('the family images list answers 304 while it is unchanged, and a new tag once an image is added', async () => {
+    const user = newUser('images');
+    await familyIdOf(t, user);
+    const token = await t.token(user, ALL);
+    const first = expectStatus(await t.call('GET', '/media/family/images', { token }), 200);
+    const tag = first.headers.etag as string;
+    expect(tag).toMatch(/^"b[A-Za-z0-9_-]{26}"$/);
+    const same = await t.call('GET', '/media/family/images', { token, headers: { 'if-none-match': tag } });
+    expect(same.status).toBe(304);
+    expect(same.raw.body).toBe('');
+    expect(same.headers.etag).toBe(tag);
+    expect(same.headers['content-type']).toBeUndefined();
+
+    const image = await sharp({ create: { width: 8, height: 8, channels: 3, background: '#39c' } }).png().toBuffer();
+    const up = await t.call('POST', '/media/family/images', { token, rawBody: image, headers: { 'content-type': 'image/png' } });
+    expectStatus(up, 200);
+    const after = await t.call('GET', '/media/family/images', { token, headers: { 'if-none-match': tag } });
+    expect(after.status).toBe(200);
+    expect(after.body.images).toHaveLength(1);
+    expect(after.headers.etag).not.toBe(tag);
+  });
+
+  it.each(['/media/displayIcons/user/me', '/media/displayIcons/user/yoto'])('%s carries an ETag and answers 304 to it', async (url) => {
+    const token = await t.token(newUser('icons'), ALL);
+    const tag = expectStatus(await t.call('GET', url, { token }), 200).headers.etag as string;
+    expect(tag).toMatch(/^"b/);
+    expect((await t.call('GET', url, { token, headers: { 'if-none-match': `W/${tag}` } })).status).toBe(304);
   });
 });
 

@@ -1,4 +1,5 @@
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import { createHash } from 'node:crypto';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { badRequest } from '../shared/errors.js';
 import type { Precondition } from '../shared/entity-tag.js';
 import { sendRaw } from '../shared/http.js';
@@ -7,10 +8,12 @@ import type { RawJson } from '../shared/raw-json.js';
 declare module 'fastify' {
   interface FastifyContextConfig {
     /**
-     * `read`: the route answers with an ETag and honours If-None-Match (304); `write`: it
-     * honours If-Match (412). The OpenAPI hook documents both from this.
+     * `read`: the route answers with an ETag (from the data's versions, see
+     * shared/entity-tag.ts) and honours If-None-Match (304); `body`: the same, with a tag
+     * hashed from the rendered answer, for reads no counter covers (it saves the bytes, not the
+     * work); `write`: it honours If-Match (412). The OpenAPI hook documents them from this.
      */
-    conditional?: 'read' | 'write';
+    conditional?: 'read' | 'body' | 'write';
   }
 }
 
@@ -95,4 +98,21 @@ export async function sendTagged(
 ): Promise<FastifyReply> {
   if (answeredNotModified(request, reply, tag)) return reply;
   return sendRaw(reply, 200, await render());
+}
+
+/**
+ * Routes with `conditional: 'body'`: a 200's tag is a hash of its bytes, made as it is sent, and
+ * a matching If-None-Match turns it into a 304 with no body. The media listings and the
+ * transcode poll keep no counter of their own; their answers are small.
+ */
+export function registerBodyTags(app: FastifyInstance): void {
+  app.addHook('onSend', async (request, reply, payload) => {
+    if (request.routeOptions.config.conditional !== 'body' || reply.statusCode !== 200) return payload;
+    if (typeof payload !== 'string' && !Buffer.isBuffer(payload)) return payload;
+    const tag = `"b${createHash('sha256').update(payload).digest('base64url').slice(0, 26)}"`;
+    reply.header('etag', tag).header('cache-control', 'private, no-cache');
+    if (!noneMatchHits(request, tag)) return payload;
+    reply.code(304).removeHeader('content-type');
+    return null;
+  });
 }

@@ -215,7 +215,7 @@ export function describeRoutes(config: Readonly<Config>): (route: RouteOptions) 
     // Shutting down (return503OnClosing), load shedding, the database or the token issuer.
     responses[503] = ErrorRef;
     const headers: Record<string, TSchema> = {};
-    if (route.config?.conditional === 'read') {
+    if (route.config?.conditional === 'read' || route.config?.conditional === 'body') {
       headers['if-none-match'] = Type.Optional(Type.String({ description: IF_NONE_MATCH }));
       responses[304] = { type: 'null', description: NOT_MODIFIED };
     }
