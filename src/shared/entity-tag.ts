@@ -21,6 +21,14 @@ export interface Tagger {
   signed(tag: string, signing: { window: number; keyId: string }): string;
 }
 
+/**
+ * The version of how answers are rendered from the data. A release that changes the bytes of
+ * any tagged answer for the same data (a field added, an order changed) must increase it, or a
+ * client could keep an answer of the old form through a 304. (The package version is in the
+ * tags too, but it does not change with every commit.)
+ */
+export const ANSWER_FORMAT = 1;
+
 /** Characters of the state part: 162 bits of SHA-256 in base64url. */
 const STATE_LENGTH = 27;
 
@@ -30,7 +38,7 @@ const STATE_LENGTH = 27;
  * answers changes every tag.
  */
 export function createTagger(deployment: readonly string[]): Tagger {
-  const salt = createHash('sha256').update(deployment.join('\0')).digest('base64url');
+  const salt = createHash('sha256').update([ANSWER_FORMAT, ...deployment].join('\0')).digest('base64url');
   return {
     tag(parts) {
       const state = createHash('sha256').update(salt).update('\0').update(parts.join('\0')).digest('base64url');
