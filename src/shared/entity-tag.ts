@@ -6,20 +6,27 @@ import { AppError } from './errors.js';
  * counters and row versions it shows, the flags that shape it, the deployment), never from the
  * answer itself: computing one costs a hash of a few short strings.
  *
- * A tag is `"<state>"`, or `"<state>-s<window>-<key>"` for an answer with signed media URLs,
- * which change with the signing window and key (wishlists/media-urls.ts). `<state>` names the data; `If-Match`
- * compares it (so the tag of a signed read is as good as the raw read's), `If-None-Match` the
- * whole tag.
+ * A tag is `"<state>"`, then optional parts after dots: `.<shown>` names other data the answer
+ * shows (a group's answer shows the cards of its items), `.s<window>-<key>` the signing window
+ * and key of an answer with signed media URLs (wishlists/media-urls.ts). `If-None-Match`
+ * compares whole tags: any change of the answer is a new tag. `If-Match` compares `<state>`
+ * alone, the resource that the write replaces: a write is refused when the resource changed,
+ * not when something it only shows did (a card of a group's item), nor for a read that was signed.
  */
 export interface Tagger {
-  /** The tag of an answer built from `parts` (resource kind, ids, flags, versions). */
-  tag(parts: readonly (string | number | boolean)[]): string;
+  /**
+   * The tag of an answer made of the resource `parts` name (kind, ids, flags, versions) and of
+   * the other data `shown` names (counters of what it shows besides).
+   */
+  tag(parts: readonly TagPart[], shown?: readonly TagPart[]): string;
   /**
    * The tag of the same answer with media references signed in `window` under the key `keyId`
    * names (instances without a shared key sign differently).
    */
   signed(tag: string, signing: { window: number; keyId: string }): string;
 }
+
+type TagPart = string | number | boolean;
 
 /**
  * The version of how answers are rendered from the data. A release that changes the bytes of
@@ -29,7 +36,7 @@ export interface Tagger {
  */
 export const ANSWER_FORMAT = 1;
 
-/** Characters of the state part: 162 bits of SHA-256 in base64url. */
+/** Characters of the state part: 162 bits of SHA-256 in base64url (which has no dot). */
 const STATE_LENGTH = 27;
 
 /**
@@ -39,13 +46,15 @@ const STATE_LENGTH = 27;
  */
 export function createTagger(deployment: readonly string[]): Tagger {
   const salt = createHash('sha256').update([ANSWER_FORMAT, ...deployment].join('\0')).digest('base64url');
+  const hash = (parts: readonly TagPart[], length: number): string =>
+    createHash('sha256').update(salt).update('\0').update(parts.join('\0')).digest('base64url').slice(0, length);
   return {
-    tag(parts) {
-      const state = createHash('sha256').update(salt).update('\0').update(parts.join('\0')).digest('base64url');
-      return `"${state.slice(0, STATE_LENGTH)}"`;
+    tag(parts, shown) {
+      const state = hash(parts, STATE_LENGTH);
+      return shown === undefined ? `"${state}"` : `"${state}.${hash(shown, 16)}"`;
     },
     signed(tag, { window, keyId }) {
-      return `${tag.slice(0, -1)}-s${window}-${keyId}"`;
+      return `${tag.slice(0, -1)}.s${window}-${keyId}"`;
     },
   };
 }
@@ -53,17 +62,17 @@ export function createTagger(deployment: readonly string[]): Tagger {
 /** What `If-Match` asked for: any current representation (`*`), or one of these tags. */
 export type Precondition = '*' | readonly string[];
 
-/** The state part of a tag (before a signing window), as `If-Match` compares it. */
-const SIGNED_TAG = new RegExp(`^("[A-Za-z0-9_-]{${STATE_LENGTH}})-s\\d+-[A-Za-z0-9_-]+"$`);
+const OUR_TAG = new RegExp(`^"([A-Za-z0-9_-]{${STATE_LENGTH}})(\\.[A-Za-z0-9_.-]+)?"$`);
+/** The state part of a tag, as `If-Match` compares it; a tag not of our making is taken whole. */
 const statePart = (tag: string): string => {
-  const signed = SIGNED_TAG.exec(tag);
-  return signed ? `${signed[1]}"` : tag;
+  const ours = OUR_TAG.exec(tag);
+  return ours ? `"${ours[1]}"` : tag;
 };
 
 /**
- * Refuses a write whose `If-Match` names none of the resource's current tags (strong comparison,
- * RFC 9110 13.1.1), with 412 `precondition-failed`; no precondition lets it through. `current`
- * is '' when there is no resource yet: then even `*` fails.
+ * Refuses a write whose `If-Match` names none of the resource's current tags (strong comparison
+ * of the state part, RFC 9110 13.1.1), with 412 `precondition-failed`; no precondition lets it
+ * through. `current` is '' when there is no resource yet: then even `*` fails.
  */
 export function requireMatch(precondition: Precondition | undefined, current: string, what: string): void {
   if (precondition === undefined || (precondition === '*' && current !== '')) return;

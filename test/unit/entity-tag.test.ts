@@ -3,7 +3,7 @@ import { createTagger, requireMatch } from '../../src/shared/entity-tag.js';
 import { AppError } from '../../src/shared/errors.js';
 
 const tagger = createTagger(['0.1.0', 'https://shelf.example']);
-const current = tagger.tag(['group', 'g1', 3, 7, 0]);
+const current = tagger.tag(['group', 'g1', 3], [7, 0]);
 const signed = tagger.signed(current, { window: 5_900_000, keyId: 'k-_1' });
 
 const refusal = (fn: () => void): string | undefined => {
@@ -17,17 +17,19 @@ const refusal = (fn: () => void): string | undefined => {
 
 describe('createTagger', () => {
   it('is a function of its parts and of the deployment, a strong quoted tag', () => {
-    expect(current).toMatch(/^"[A-Za-z0-9_-]{27}"$/);
-    expect(tagger.tag(['group', 'g1', 3, 7, 0])).toBe(current);
-    expect(createTagger(['0.1.0', 'https://shelf.example']).tag(['group', 'g1', 3, 7, 0])).toBe(current);
-    expect(tagger.tag(['group', 'g1', 3, 8, 0])).not.toBe(current);
-    expect(createTagger(['0.1.1', 'https://shelf.example']).tag(['group', 'g1', 3, 7, 0])).not.toBe(current);
+    expect(tagger.tag(['card', 'c1', 3])).toMatch(/^"[A-Za-z0-9_-]{27}"$/);
+    expect(current).toMatch(/^"[A-Za-z0-9_-]{27}\.[A-Za-z0-9_-]{16}"$/);
+    expect(tagger.tag(['group', 'g1', 3], [7, 0])).toBe(current);
+    expect(createTagger(['0.1.0', 'https://shelf.example']).tag(['group', 'g1', 3], [7, 0])).toBe(current);
+    expect(tagger.tag(['group', 'g1', 3], [8, 0])).not.toBe(current);
+    expect(tagger.tag(['group', 'g1', 4], [7, 0])).not.toBe(current);
+    expect(createTagger(['0.1.1', 'https://shelf.example']).tag(['group', 'g1', 3], [7, 0])).not.toBe(current);
     // Parts are separated: ('ab', 'c') is not ('a', 'bc').
     expect(tagger.tag(['ab', 'c'])).not.toBe(tagger.tag(['a', 'bc']));
   });
 
   it('names the signing window and key in a signed answer\'s tag', () => {
-    expect(signed).toBe(`${current.slice(0, -1)}-s5900000-k-_1"`);
+    expect(signed).toBe(`${current.slice(0, -1)}.s5900000-k-_1"`);
     expect(tagger.signed(current, { window: 5_900_001, keyId: 'k-_1' })).not.toBe(signed);
     expect(tagger.signed(current, { window: 5_900_000, keyId: 'other' })).not.toBe(signed);
   });
@@ -42,8 +44,10 @@ describe('requireMatch', () => {
     ['a list holding it', ['"x"', current], current, undefined],
     ['the signed form of the current tag', [signed], current, undefined],
     ['the current tag, the resource read signed', [current], signed, undefined],
-    ['an older tag', [tagger.tag(['group', 'g1', 2, 7, 0])], current, '412 precondition-failed'],
-    ['a tag that only starts like it', [`${current.slice(0, -1)}x"`], current, '412 precondition-failed'],
+    ['an older version of the resource', [tagger.tag(['group', 'g1', 2], [7, 0])], current, '412 precondition-failed'],
+    ['the resource unchanged, what it shows changed', [tagger.tag(['group', 'g1', 3], [6, 0])], current, undefined],
+    ['the state part alone', [`${current.split('.')[0]}"`], current, undefined],
+    ['a tag whose state only starts like it', [`${current.split('.')[0]}x"`], current, '412 precondition-failed'],
     ['an empty list (only weak tags were sent)', [], current, '412 precondition-failed'],
     ['any tag, no resource', [current], '', '412 precondition-failed'],
   ])('%s', (_what, precondition, now, expected) => {

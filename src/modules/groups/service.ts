@@ -55,12 +55,14 @@ export function createGroupService(
 
   /**
    * A group's answer shows its own row, and the cards of its items as the family library holds
-   * them: its tag is made of the group's version, the family's counter (members, their MYO
-   * cards, records) and the catalogue's. Another group's write does not change it.
+   * them: its tag names the group's version, and shows the family's counter (members, their MYO
+   * cards, records) and the catalogue's. Another group's write does not change it; a card's
+   * does, but If-Match compares the group's own part (shared/entity-tag.ts), so a PUT is
+   * refused only when the group itself changed.
    */
   async function groupTag(from: Db, familyId: string, groupId: string, version: number): Promise<string> {
     const counters = await readCounters(from, [scopes.family(familyId), scopes.catalogue]);
-    return tagger.tag(['group', familyId, groupId, version, ...counters]);
+    return tagger.tag(['group', familyId, groupId, version], counters);
   }
 
   const imageUrl = (imageId: string): string => groupImageUrl(config.groupImageUrlTemplate, imageId, config.publicBaseUrl);
