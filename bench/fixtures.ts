@@ -5,6 +5,7 @@
 import { randomBytes } from 'node:crypto';
 import { loadOrCreateSigningKey, mintToken, type SigningKey } from '../src/auth/local-issuer.js';
 import type { Config } from '../src/config.js';
+import { exchange } from './ceiling.js';
 
 const USER_SCOPES = 'user:content:manage family:library:manage';
 
@@ -84,6 +85,9 @@ export interface Fixtures {
   groupBody: unknown;
   wishlistId: string;
   wishlistBody: unknown;
+  /** Entity tags of the list of 1,000 cards and of the family library (issue 12: the 304s). */
+  list1000Tag: string;
+  libraryTag: string;
   /** Tokens of users with no wishlists, for the wishlist creates (10 each at most). */
   freshUsers: string[];
   runTag: string;
@@ -155,6 +159,12 @@ export async function makeFixtures(base: string, config: Readonly<Config>): Prom
     content: catalogue.slice(0, 10).map((item, i) => ({ item, ...(i % 3 === 0 ? { note: 'for the birthday' } : {}) })),
   };
   const wishlist = await expectStatus(api(base, 'POST', '/wishlists', t50, wishlistBody), [201], 'wishlist');
+  const tagOf = async (token: string, urlPath: string): Promise<string> => {
+    const r = await exchange(base, 'GET', urlPath, { authorization: `Bearer ${token}` });
+    const tag = r.headers.etag;
+    if (r.status !== 200 || !tag) throw new Error(`fixture: ${urlPath} answered ${r.status} without an ETag`);
+    return tag;
+  };
 
   return {
     key,
@@ -167,6 +177,8 @@ export async function makeFixtures(base: string, config: Readonly<Config>): Prom
     groupBody,
     wishlistId: wishlist.wishlistId as string,
     wishlistBody,
+    list1000Tag: await tagOf(t1000, '/content/mine'),
+    libraryTag: await tagOf(t50, '/card/family/library'),
     freshUsers: [],
     runTag,
     mint,

@@ -77,7 +77,8 @@ export async function measure(
     p99: result.latency.p99,
     max: result.latency.max,
     requests: result.requests.total,
-    non2xx: result.non2xx,
+    // A 304 scenario's answers are all 304s: any other status is the failure.
+    non2xx: s.status === undefined ? result.non2xx : result.requests.total - (result.statusCodeStats?.[`${s.status}`]?.count ?? 0),
     errors: result.errors,
     timeouts: result.timeouts,
     mbPerSec: Math.round((result.throughput.average / 1048576) * 10) / 10,

@@ -41,7 +41,7 @@ export async function runScenario(
 
   const firstToken = tokenFor ? tokenFor() : s.token;
   const captured = await exchange(server.base, s.method, s.path, requestHeaders(s, firstToken), s.body);
-  if (captured.status < 200 || captured.status > 299) {
+  if (s.status !== undefined ? captured.status !== s.status : captured.status < 200 || captured.status > 299) {
     throw new Error(`${s.name}: the server answered ${captured.status}: ${captured.body.toString('utf8').slice(0, 300)}`);
   }
   if (s.name === 'library-add-200' && captured.status !== 200) throw new Error(`${s.name}: expected 200, got ${captured.status}`);

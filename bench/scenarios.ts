@@ -15,6 +15,10 @@ export interface Scenario {
   target: { ratio?: number; rps?: number; p99Ms?: number };
   token: string;
   body?: string;
+  /** More request headers (If-None-Match, Idempotency-Key). */
+  headers?: Record<string, string>;
+  /** The one status every answer must have, when it is not a 2xx (a 304). */
+  status?: number;
   note?: string;
 }
 
@@ -66,6 +70,41 @@ export function scenarios(f: Fixtures): Scenario[] {
       token: f.list50,
       body: JSON.stringify(f.wishlistBody),
     },
+    // Issue 12: a poll that finds nothing changed, beside the 200 it replaces; a retried create.
+    {
+      name: 'list-1000-304',
+      kind: 'read',
+      method: 'GET',
+      path: '/content/mine',
+      target: {},
+      token: f.list1000,
+      headers: { 'if-none-match': f.list1000Tag },
+      status: 304,
+      note: 'If-None-Match with the current tag: compare its CPU µs/req with list-1000',
+    },
+    { name: 'library', kind: 'read', method: 'GET', path: '/card/family/library', target: {}, token: f.list50, note: 'the family library: 20 catalogue cards and 50 MYO cards' },
+    {
+      name: 'library-304',
+      kind: 'read',
+      method: 'GET',
+      path: '/card/family/library',
+      target: {},
+      token: f.list50,
+      headers: { 'if-none-match': f.libraryTag },
+      status: 304,
+      note: 'If-None-Match with the current tag: compare its CPU µs/req with library',
+    },
+    {
+      name: 'wishlist-post-replay',
+      kind: 'write',
+      method: 'POST',
+      path: '/wishlists',
+      target: {},
+      token: f.list50,
+      body: JSON.stringify(f.wishlistBody),
+      headers: { 'idempotency-key': `bench-${f.runTag}` },
+      note: 'one Idempotency-Key: the first request creates, every later one replays (201, Idempotent-Replayed); compare with wishlist-post',
+    },
   ];
 }
 
@@ -74,5 +113,6 @@ export function requestHeaders(s: Scenario, token: string): Record<string, strin
     accept: 'application/json',
     authorization: `Bearer ${token}`,
     ...(s.body === undefined ? {} : { 'content-type': 'application/json' }),
+    ...s.headers,
   };
 }

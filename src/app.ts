@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import cors from '@fastify/cors';
 import { Type } from '@sinclair/typebox';
 import rateLimit from '@fastify/rate-limit';
@@ -41,6 +42,11 @@ import { transcodeQueueDepth } from './modules/media/queries.js';
 import { describeRoutes, documentOptions, finishDocument } from './http/openapi.js';
 import { echoRequestId, requestId } from './http/request-id.js';
 import { registerSecurityHeaders } from './http/security-headers.js';
+import { createTagger } from './shared/entity-tag.js';
+import { registerIdempotency } from './http/idempotency.js';
+import { registerBodyTags } from './http/conditional.js';
+
+const RELEASE = (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 
 /** The local issuer's public keys (RFC 7517); the key members are the JWK's own. */
 const Jwks = Type.Object({ keys: Type.Array(Type.Object({ kid: Type.String(), kty: Type.String() }, { additionalProperties: true })) });
@@ -142,6 +148,9 @@ export async function buildApp(config: Readonly<Config>, opts: AppOptions = {}):
   await app.register(cors, {
     origin: config.corsOrigin === '*' ? '*' : config.corsOrigin,
     methods: ['GET', 'HEAD', 'POST', 'PUT', 'DELETE'],
+    // Request headers (If-None-Match, If-Match, Idempotency-Key, ...) are allowed as the preflight
+    // asks for them; these answer headers are shown to scripts besides the CORS-safelisted ones.
+    exposedHeaders: ['ETag', 'Idempotent-Replayed', 'Retry-After', 'x-request-id'],
     // A bare OPTIONS (no Origin or no Access-Control-Request-Method) would otherwise get a
     // text/plain 400, outside the error shape; it is answered like a preflight instead.
     strictPreflight: false,
@@ -160,6 +169,8 @@ export async function buildApp(config: Readonly<Config>, opts: AppOptions = {}):
   });
   await app.register(swaggerUi, { routePrefix: '/docs' });
   await app.register(authPlugin, { verifier });
+  registerIdempotency(app, store);
+  registerBodyTags(app);
   app.setNotFoundHandler(notFound);
 
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
@@ -203,20 +214,24 @@ export async function buildApp(config: Readonly<Config>, opts: AppOptions = {}):
       reply.code(404).send({ error: { code: 'not-found', message: 'tokens are issued by an external issuer' } }),
   );
 
-  const families = createFamilyService(store, config);
   const signer = createMediaUrlSigner(config.mediaUrlTemplate, config.mediaUrlSecret);
+  // Entity tags name the data an answer shows and what else shapes it: the release (its
+  // rendering) and the URLs answers are built with (signed answers add the signing key's id).
+  const tagger = createTagger([RELEASE, config.publicBaseUrl, config.groupImageUrlTemplate]);
+  const families = createFamilyService(store, config, tagger);
   const media = createMedia(store, config, signer, app.log);
   app.addHook('preClose', () => media.close());
   await app.register(mediaRoutes, { ...media, families });
-  const cards = createCardService(store, families, createTrackMediaFiller());
-  await app.register(cardRoutes, { cards, media: signer });
+  const cards = createCardService(store, families, tagger, createTrackMediaFiller());
+  await app.register(cardRoutes, { cards, media: signer, tagger });
   await app.register(familyRoutes, { families });
-  const groups = createGroupService(store, families, config);
-  await app.register(libraryRoutes, { library: createLibraryService(store, families, groups) });
+  const groups = createGroupService(store, families, config, tagger);
+  await app.register(libraryRoutes, { library: createLibraryService(store, families, groups, tagger) });
   await app.register(groupRoutes, { groups });
   await app.register(wishlistRoutes, {
-    wishlists: createWishlistService(store),
+    wishlists: createWishlistService(store, tagger),
     media: signer,
+    tagger,
   });
 
   return app;

@@ -69,7 +69,7 @@ describe(`two server processes on one ${testDialect()} database`, () => {
   it('migrated the schema once, though both instances started together', async () => {
     const { db } = deployment.store();
     const rows = await db.selectFrom(sql.table('kysely_migration').as('m')).select(sql.ref<string>('name').as('name')).execute();
-    expect(rows.map((r) => r.name)).toEqual(['001-initial', '002-media', '003-readiness-probe']);
+    expect(rows.map((r) => r.name)).toEqual(['001-initial', '002-media', '003-readiness-probe', '004-conditional-requests']);
   });
 
   it('50 simultaneous wishlist creates of one user: exactly 10 x 201, 40 x 400 wishlist-limit, 10 stored', async () => {
@@ -177,6 +177,73 @@ describe(`two server processes on one ${testDialect()} database`, () => {
       const stored = view((await http(s.url, 'GET', `/card/family/library/groups/${id}`, { token })).body);
       const writer = Number(/^name (\d+)$/.exec(stored.name)?.[1]);
       expect(stored).toEqual(expected(writer));
+    }
+  });
+
+  it.each([
+    ['a wishlist', '/wishlists', () => ({ content: [{ item: 'Free1' }] })],
+    ['a card', '/content', () => cardBody('Sent once')],
+    ['a group', '/card/family/library/groups', () => ({ name: 'Sent once', imageId: 'once', items: [] })],
+  ])('20 simultaneous identical creates of %s with one Idempotency-Key on both instances create exactly one', async (_what, url, body) => {
+    const user = `auth0|idempotent-${url.replaceAll('/', '-')}`;
+    const token = await deployment.token(user);
+    const key = `retry-${url.length}-0b5f6d2e`;
+    const replies = await Promise.all(
+      range(20).map((i) => http(on(i), 'POST', url, { token, body: body(), headers: { 'idempotency-key': key } })),
+    );
+    // One ran; the others got its answer again, or were told it was still running.
+    const counts = outcomes(replies);
+    expect((counts['201'] ?? 0) + (counts['409 idempotency-key-in-use'] ?? 0), JSON.stringify(counts)).toBe(20);
+    const created = replies.filter((r) => r.status === 201);
+    expect(created.filter((r) => r.headers['idempotent-replayed'] === undefined)).toHaveLength(1);
+    expect(new Set(created.map((r) => JSON.stringify(r.body))).size).toBe(1);
+    // A retry after the burst, on either instance, gets the answer.
+    for (const s of servers) {
+      const again = await http(s.url, 'POST', url, { token, body: body(), headers: { 'idempotency-key': key } });
+      expect(again.status).toBe(201);
+      expect(again.headers['idempotent-replayed']).toBe('true');
+      expect(again.body).toEqual(created[0]!.body);
+    }
+    const { db } = deployment.store();
+    const table = { '/wishlists': 'wishlists', '/content': 'cards', '/card/family/library/groups': 'library_groups' } as const;
+    if (url === '/card/family/library/groups') {
+      const familyId = (await http(on(0), 'GET', '/user/family?allowStub=true', { token })).body.family.familyId as string;
+      expect(await count('library_groups', 'family_id', familyId)).toBe(1);
+    } else {
+      const row = await db
+        .selectFrom(table[url as '/wishlists' | '/content'])
+        .select((eb) => eb.fn.countAll<number | string>().as('n'))
+        .where('user_id', '=', user)
+        .executeTakeFirstOrThrow();
+      expect(Number(row.n)).toBe(1);
+    }
+  });
+
+  it.each([
+    ['a group', 'group'],
+    ['a wishlist', 'wishlist'],
+  ])('20 PUTs of %s with one If-Match tag on both instances: one 200, 19 x 412, the winner stored', async (_what, kind) => {
+    const member = `auth0|if-match-${kind}`;
+    await putFamily(`if-match-${kind}`, [member]);
+    const token = await deployment.token(member);
+    const created =
+      kind === 'group'
+        ? await http(on(0), 'POST', '/card/family/library/groups', { token, body: { name: 'start', imageId: 'start', items: [] } })
+        : await http(on(0), 'POST', '/wishlists', { token, body: { content: [{ item: 'start' }] } });
+    expect(created.status).toBe(201);
+    const url = kind === 'group' ? `/card/family/library/groups/${created.body.id}` : `/wishlists/${created.body.wishlistId}?format=raw`;
+    const body = (w: number) => (kind === 'group' ? { name: `writer ${w}` } : { content: [{ item: `writer ${w}` }] });
+    // Read on one instance, written through both: the tag is the data's, not the instance's.
+    const read = await http(on(1), 'GET', url, { token });
+    const tag = read.headers.etag!;
+    expect((await http(on(0), 'GET', url, { token, headers: { 'if-none-match': tag } })).status).toBe(304);
+    const replies = await Promise.all(range(20).map((w) => http(on(w), 'PUT', url, { token, body: body(w), headers: { 'if-match': tag } })));
+    expect(outcomes(replies)).toEqual({ '200': 1, '412 precondition-failed': 19 });
+    const winner = replies.findIndex((r) => r.status === 200);
+    for (const s of servers) {
+      const stored = await http(s.url, 'GET', url, { token });
+      expect(JSON.stringify(stored.body)).toContain(`writer ${winner}`);
+      expect(stored.headers.etag).toBe(replies[winner]!.headers.etag);
     }
   });
 

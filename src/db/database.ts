@@ -22,6 +22,8 @@ export interface Database {
   display_icons: DisplayIconsTable;
   family_images: FamilyImagesTable;
   readiness_probe: ReadinessProbeTable;
+  change_counters: ChangeCountersTable;
+  idempotency_keys: IdempotencyKeysTable;
 }
 
 /** 0 or 1: booleans stored portably. */
@@ -45,6 +47,8 @@ export interface CardsTable {
   doc: string;
   /** The list form (no `content.chapters`), as JSON. */
   summary: string;
+  /** Bumped by every write of the card (migration 004): its entity tag. */
+  version: Generated<number>;
 }
 
 export interface FamiliesTable {
@@ -108,6 +112,8 @@ export interface LibraryGroupsTable {
   items: string;
   created_at: string;
   last_modified_at: string;
+  /** Bumped by every write of the group (migration 004). */
+  version: Generated<number>;
 }
 
 export interface WishlistsTable {
@@ -118,6 +124,8 @@ export interface WishlistsTable {
   content: string;
   created_at: string;
   updated_at: string;
+  /** Bumped by every write of the wishlist (migration 004). */
+  version: Generated<number>;
 }
 
 /** Sizes are `bigint` columns: PostgreSQL hands them back as strings, SQLite as numbers. */
@@ -187,6 +195,25 @@ export interface FamilyImagesTable {
 export interface ReadinessProbeTable {
   id: number;
   at: string;
+}
+
+/** Migration 004: see db/change-counters.ts. */
+export interface ChangeCountersTable {
+  scope: string;
+  version: BigIntColumn;
+}
+
+/** Migration 004: see http/idempotency.ts. */
+export interface IdempotencyKeysTable {
+  user_id: string;
+  idempotency_key: string;
+  fingerprint: string;
+  state: 'in-flight' | 'done';
+  status: number | null;
+  content_type: string | null;
+  body: string | null;
+  created_at: string;
+  claimed_at: string;
 }
 
 export type CardRow = Selectable<CardsTable>;

@@ -4,6 +4,7 @@ import type { Store, StoreDialect } from './dialect.js';
 import { initial } from './migrations/001-initial.js';
 import { media } from './migrations/002-media.js';
 import { readinessProbe } from './migrations/003-readiness-probe.js';
+import { conditionalRequests } from './migrations/004-conditional-requests.js';
 
 /** The migrations, in order. Names sort; each is built for the dialect it runs on. */
 function migrations(dialect: StoreDialect): Record<string, Migration> {
@@ -11,6 +12,7 @@ function migrations(dialect: StoreDialect): Record<string, Migration> {
     '001-initial': initial(dialect),
     '002-media': media(dialect),
     '003-readiness-probe': readinessProbe(),
+    '004-conditional-requests': conditionalRequests(dialect),
   };
 }
 

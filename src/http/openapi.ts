@@ -2,7 +2,9 @@ import type { FastifyDynamicSwaggerOptions, SwaggerTransformObject } from '@fast
 import type { RouteOptions } from 'fastify';
 import type { Config } from '../config.js';
 import type { ErrorCode } from '../shared/errors.js';
+import { Type, type TObject, type TSchema } from '@sinclair/typebox';
 import { ErrorRef } from '../shared/schemas.js';
+import { MAX_IDEMPOTENCY_KEY_LENGTH } from './idempotency.js';
 
 /**
  * The OpenAPI document is the contract, and the routes are its one source: each route declares
@@ -64,6 +66,18 @@ const SHARED_ERRORS: Record<number, SharedError> = {
     description: 'The path exists, but not with this method; `Allow` lists the methods it has.',
     examples: { 'method-not-allowed': 'PATCH is not allowed here; use GET, HEAD, POST' },
   },
+  409: {
+    name: 'IdempotencyKeyInUse',
+    description:
+      'A request with the same `Idempotency-Key` is still running; retry after `Retry-After` seconds to get its answer.',
+    examples: { 'idempotency-key-in-use': 'a request with this Idempotency-Key is still being processed; retry shortly' },
+  },
+  412: {
+    name: 'PreconditionFailed',
+    description:
+      'The `If-Match` tag is not the current one: the resource changed since it was read, and nothing was written. `ETag` carries the current tag; read it again and reapply the change.',
+    examples: { 'precondition-failed': 'group 65f0c1d2e3a4b5c6d7e8f901 has changed since the version named in If-Match; read it again and reapply the change' },
+  },
   413: {
     name: 'PayloadTooLarge',
     description: 'The body is larger than the server accepts (`BODY_LIMIT`, 1 MiB by default).',
@@ -73,6 +87,11 @@ const SHARED_ERRORS: Record<number, SharedError> = {
     name: 'UnsupportedMediaType',
     description: 'The body is not `application/json`.',
     examples: { 'unsupported-media-type': "content type 'text/plain' is not accepted: send application/json" },
+  },
+  422: {
+    name: 'IdempotencyKeyReused',
+    description: 'The `Idempotency-Key` was used in the last 24 hours for another request (another path or body).',
+    examples: { 'idempotency-key-reused': 'this Idempotency-Key was used for a different request; use a new key for a new request' },
   },
   416: {
     name: 'RangeNotSatisfiable',
@@ -195,9 +214,38 @@ export function describeRoutes(config: Readonly<Config>): (route: RouteOptions) 
     if (config.rateLimitPerMinute > 0) responses[429] = ErrorRef;
     // Shutting down (return503OnClosing), load shedding, the database or the token issuer.
     responses[503] = ErrorRef;
+    const headers: Record<string, TSchema> = {};
+    if (route.config?.conditional === 'read' || route.config?.conditional === 'body') {
+      headers['if-none-match'] = Type.Optional(Type.String({ description: IF_NONE_MATCH }));
+      responses[304] = { type: 'null', description: NOT_MODIFIED };
+    }
+    if (route.config?.conditional === 'write') {
+      headers['if-match'] = Type.Optional(Type.String({ description: IF_MATCH }));
+      responses[412] = ErrorRef;
+    }
+    if (route.config?.idempotent) {
+      headers['idempotency-key'] = Type.Optional(Type.String({ description: IDEMPOTENCY_KEY }));
+      responses[409] = ErrorRef;
+      responses[422] = ErrorRef;
+    }
+    if (Object.keys(headers).length > 0) {
+      const own = schema.headers as TObject | undefined;
+      schema.headers = Type.Object({ ...own?.properties, ...headers });
+    }
     schema.response = responses;
   };
 }
+
+const NOT_MODIFIED =
+  'Not Modified: the answer is still the one whose `ETag` the request named in `If-None-Match`. No body; the `ETag` header repeats the tag.';
+const IF_NONE_MATCH =
+  'Entity tags (or `*`) of answers the client holds; when one is current, the answer is 304 with no body. Every 200 of this operation carries its `ETag`.';
+const IF_MATCH =
+  'The entity tag (`ETag`) of the version the change was made on, from a read or from the last write; when it is not current the answer is 412 and nothing changes. Without it, the write happens whatever changed meanwhile.';
+const IDEMPOTENCY_KEY =
+  `A key of the client's choice, 1 to ${MAX_IDEMPOTENCY_KEY_LENGTH} characters of letters, digits and \`-_.:~+/=\` (a UUID is good), ` +
+  'optionally quoted. The same key with the same request within 24 hours answers the first answer again (status and body) ' +
+  'with `Idempotent-Replayed: true`, without running it again; with another request, 422; while the first still runs, 409.';
 
 interface Operation {
   summary?: string;

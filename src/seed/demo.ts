@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { Config } from '../config.js';
+import { createTagger } from '../shared/entity-tag.js';
 import type { Store } from '../db/dialect.js';
 import { createCardService } from '../modules/cards/service.js';
 import { createFamilyService } from '../modules/families/service.js';
@@ -114,10 +115,12 @@ const myoCards: CardInput[] = [
  * leaves the data as it is.
  */
 export async function seedDemo(store: Store, config: Readonly<Config>, log: (line: string) => void): Promise<void> {
-  const families = createFamilyService(store, config);
-  const cards = createCardService(store, families);
-  const groups = createGroupService(store, families, config);
-  const library = createLibraryService(store, families, groups);
+  // The services' writes bump the change counters; the tags they answer with are not used here.
+  const tagger = createTagger(['seed']);
+  const families = createFamilyService(store, config, tagger);
+  const cards = createCardService(store, families, tagger);
+  const groups = createGroupService(store, families, config, tagger);
+  const library = createLibraryService(store, families, groups, tagger);
 
   for (const { cardId, ...card } of catalogue) {
     await cards.adminPut(cardId, {

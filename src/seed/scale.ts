@@ -3,10 +3,8 @@ import { sql, type Insertable, type Kysely } from 'kysely';
 import type {
   Database,
   FamilyEventsTable,
-  GroupRow,
   LibraryRecordRow,
   NewCardRow,
-  WishlistRow,
 } from '../db/database.js';
 import type { Store } from '../db/dialect.js';
 import { newHexId, newUrlSafeId } from '../shared/ids.js';
@@ -263,8 +261,8 @@ interface Batch {
   devices: Insertable<Database['family_devices']>[];
   events: Insertable<FamilyEventsTable>[];
   records: LibraryRecordRow[];
-  groups: GroupRow[];
-  wishlists: WishlistRow[];
+  groups: Insertable<Database['library_groups']>[];
+  wishlists: Insertable<Database['wishlists']>[];
 }
 
 /** Everything for users [from, to): their families, cards, libraries, groups and wishlists. */

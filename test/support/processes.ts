@@ -133,6 +133,8 @@ export async function startServer(
 export interface HttpReply {
   status: number;
   body: any;
+  /** Header names in lower case. */
+  headers: Record<string, string>;
 }
 
 /** One JSON request, bounded in time, as a client would make it. */
@@ -140,9 +142,9 @@ export async function http(
   base: string,
   method: string,
   url: string,
-  opts: { token?: string; body?: unknown; timeoutMs?: number } = {},
+  opts: { token?: string; body?: unknown; timeoutMs?: number; headers?: Record<string, string> } = {},
 ): Promise<HttpReply> {
-  const headers: Record<string, string> = {};
+  const headers: Record<string, string> = { ...opts.headers };
   if (opts.token) headers.authorization = `Bearer ${opts.token}`;
   if (opts.body !== undefined) headers['content-type'] = 'application/json';
   const res = await fetch(`${base}${url}`, {
@@ -158,5 +160,5 @@ export async function http(
   } catch {
     // not JSON: the test shows the text
   }
-  return { status: res.status, body };
+  return { status: res.status, body, headers: Object.fromEntries(res.headers) };
 }

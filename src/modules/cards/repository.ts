@@ -23,6 +23,13 @@ export async function insertCard(db: Db, row: NewCardRow): Promise<boolean> {
   return Number(result.numInsertedOrUpdatedRows ?? 0n) === 1;
 }
 
-export async function updateCard(db: Db, cardId: string, changes: CardRowUpdate): Promise<void> {
-  await db.updateTable('cards').set(changes).where('card_id', '=', cardId).execute();
+/** Writes the card's new state and bumps its version; returns the new version. */
+export async function updateCard(db: Db, cardId: string, changes: CardRowUpdate): Promise<number> {
+  const row = await db
+    .updateTable('cards')
+    .set((eb) => ({ ...changes, version: eb('version', '+', 1) }))
+    .where('card_id', '=', cardId)
+    .returning('version')
+    .executeTakeFirstOrThrow();
+  return row.version;
 }

@@ -7,6 +7,8 @@ import type { CardService } from './service.js';
 import type { MediaUrlSigner } from '../wishlists/media-urls.js';
 import { AdminCardInput, CardEnvelope, CardInput, CardList } from './schemas.js';
 import { CARD_ID_PATTERN } from '../../shared/ids.js';
+import { ifMatchOf, sendTagged } from '../../http/conditional.js';
+import type { Tagger } from '../../shared/entity-tag.js';
 
 const ListQuery = Type.Object({ showdeleted: QueryFlag("Includes the caller's deleted cards.") });
 const CardParams = Type.Object({ cardId: PathId('the card id') });
@@ -14,8 +16,11 @@ const ReadQuery = Type.Object({
   playable: QueryFlag('Answers every media reference (tracks, icons, cover) as a signed, expiring URL.'),
 });
 
-export async function cardRoutes(app: App, opts: { cards: CardService; media: MediaUrlSigner }): Promise<void> {
-  const { cards, media } = opts;
+export async function cardRoutes(
+  app: App,
+  opts: { cards: CardService; media: MediaUrlSigner; tagger: Tagger },
+): Promise<void> {
+  const { cards, media, tagger } = opts;
 
   // Two equivalent paths; only /content/mine asks for a scope.
   for (const [url, auth] of [
@@ -23,15 +28,18 @@ export async function cardRoutes(app: App, opts: { cards: CardService; media: Me
     ['/card/mine', null],
   ] as const) {
     app.get(url, {
-      config: { auth },
+      config: { auth, conditional: 'read' },
       schema: {
         tags: ['cards'],
         summary: "List the caller's MYO cards (list form, no chapters)",
         querystring: ListQuery,
         response: { 200: CardList, ...authErrors },
       },
-      handler: async (req, reply) =>
-        sendRaw(reply, 200, await cards.listMine(req.principal.userId, isOn(req.query.showdeleted))),
+      handler: async (req, reply) => {
+        const { userId } = req.principal;
+        const showDeleted = isOn(req.query.showdeleted);
+        return sendTagged(req, reply, await cards.listTag(userId, showDeleted), () => cards.listMine(userId, showDeleted));
+      },
     });
   }
 
@@ -40,7 +48,7 @@ export async function cardRoutes(app: App, opts: { cards: CardService; media: Me
     ['/card/:cardId', null],
   ] as const) {
     app.get(url, {
-      config: { auth },
+      config: { auth, conditional: 'read' },
       schema: {
         tags: ['cards'],
         summary: 'Read one card with its chapters',
@@ -51,14 +59,17 @@ export async function cardRoutes(app: App, opts: { cards: CardService; media: Me
         response: { 200: CardEnvelope, ...authErrors, 404: ErrorRef },
       },
       handler: async (req, reply) => {
-        const card = await cards.read(req.principal.userId, req.params.cardId);
-        return sendRaw(reply, 200, isOn(req.query.playable) ? media.signAll(card) : card);
+        const { card, tag } = await cards.read(req.principal.userId, req.params.cardId);
+        if (!isOn(req.query.playable)) return sendTagged(req, reply, tag, () => card);
+        // One clock reading for the tag and the URLs: both name the same signing window.
+        const at = Date.now();
+        return sendTagged(req, reply, tagger.signed(tag, { window: media.window(at), keyId: media.keyId }), () => media.signAll(card, at));
       },
     });
   }
 
   app.post('/content', {
-    config: { auth: SCOPES.contentManage },
+    config: { auth: SCOPES.contentManage, conditional: 'write', idempotent: true },
     schema: {
       tags: ['cards'],
       summary: 'Create a MYO card, or update one of yours (with its cardId)',
@@ -68,8 +79,8 @@ export async function cardRoutes(app: App, opts: { cards: CardService; media: Me
       response: { 200: CardEnvelope, 201: CardEnvelope, ...authErrors, 404: ErrorRef },
     },
     handler: async (req, reply) => {
-      const { created, card } = await cards.save(req.principal.userId, req.body);
-      return sendRaw(reply, created ? 201 : 200, card);
+      const { created, card, tag } = await cards.save(req.principal.userId, req.body, ifMatchOf(req));
+      return sendRaw(reply.header('etag', tag), created ? 201 : 200, card);
     },
   });
 
@@ -97,8 +108,8 @@ export async function cardRoutes(app: App, opts: { cards: CardService; media: Me
       response: { 200: CardEnvelope, 201: CardEnvelope, ...authErrors },
     },
     handler: async (req, reply) => {
-      const { created, card } = await cards.adminPut(req.params.cardId, req.body);
-      return sendRaw(reply, created ? 201 : 200, card);
+      const { created, card, tag } = await cards.adminPut(req.params.cardId, req.body);
+      return sendRaw(reply.header('etag', tag), created ? 201 : 200, card);
     },
   });
 }

@@ -1,9 +1,12 @@
+import { bumpCounters, readCounters, scopes } from '../../db/change-counters.js';
 import type { Store } from '../../db/dialect.js';
-import type { Db } from '../../db/unit-of-work.js';
+import { inUnitOfWork, userLock, type Db } from '../../db/unit-of-work.js';
+import { requireMatch, type Precondition, type Tagger } from '../../shared/entity-tag.js';
 import { now } from '../../shared/clock.js';
 import { AppError, badRequest, notFound } from '../../shared/errors.js';
 import { newCardId } from '../../shared/ids.js';
 import { asRawJson, rawArray, wrapRaw, type RawJson } from '../../shared/raw-json.js';
+import { familyIdOfUser } from '../families/queries.js';
 import type { FamilyService } from '../families/service.js';
 import { mayReadCard } from './access.js';
 import { buildCardDoc, cardRow, mergeUpdate } from './card-document.js';
@@ -11,20 +14,29 @@ import { findCard } from './queries.js';
 import * as repo from './repository.js';
 import type { AdminCardInput, CardDoc, CardInput } from './schemas.js';
 
+/** A card answer and its entity tag. */
+export interface TaggedCard {
+  card: RawJson;
+  tag: string;
+}
+
 export interface CardService {
+  /** The entity tag of `listMine` (from the user's cards counter, without reading the cards). */
+  listTag(userId: string, showDeleted: boolean): Promise<string>;
   /** `{"cards": [...]}`: the caller's MYO cards in list form. */
   listMine(userId: string, showDeleted: boolean): Promise<RawJson>;
   /** `{"card": ...}` with chapters, if the caller may read it; otherwise not-found. */
-  read(userId: string, cardId: string): Promise<RawJson>;
+  read(userId: string, cardId: string): Promise<TaggedCard>;
   /**
    * Creates (no cardId) or updates (the caller's cardId) a MYO card; an update changes the
-   * top-level fields sent, the others keep their values (card-document.ts, mergeUpdate).
+   * top-level fields sent, the others keep their values (card-document.ts, mergeUpdate). An
+   * update with a precondition (`If-Match`) that no longer holds changes nothing (412).
    */
-  save(userId: string, input: CardInput): Promise<{ created: boolean; card: RawJson }>;
+  save(userId: string, input: CardInput, precondition?: Precondition): Promise<TaggedCard & { created: boolean }>;
   /** Soft-deletes one of the caller's MYO cards. */
   remove(userId: string, cardId: string): Promise<void>;
   /** Creates or replaces a catalogue card. */
-  adminPut(cardId: string, input: AdminCardInput): Promise<{ created: boolean; card: RawJson }>;
+  adminPut(cardId: string, input: AdminCardInput): Promise<TaggedCard & { created: boolean }>;
 }
 
 const MAX_ID_ATTEMPTS = 8;
@@ -35,22 +47,50 @@ const MAX_ID_ATTEMPTS = 8;
  */
 export type TrackFiller = (db: Db, doc: CardDoc) => Promise<void>;
 
-export function createCardService(store: Store, families: FamilyService, fillTracks: TrackFiller = async () => {}): CardService {
+export function createCardService(
+  store: Store,
+  families: FamilyService,
+  tagger: Tagger,
+  fillTracks: TrackFiller = async () => {},
+): CardService {
   const { db } = store;
 
-  async function create(userId: string, input: CardInput): Promise<RawJson> {
+  /** A card's answer (`GET /content/{id}`, `/card/{id}`) depends on its row alone. */
+  const cardTag = (cardId: string, version: number): string => tagger.tag(['card', cardId, version]);
+
+  /**
+   * A MYO card's write changes its owner's list, and what the owner's family shows (the library
+   * and groups hold every member's MYO cards). The owner's lock keeps the membership still
+   * until the write commits (families/service.ts takes it to move a user).
+   */
+  async function ownerChanged(trx: Db, userId: string): Promise<void> {
+    const familyId = await familyIdOfUser(trx, userId);
+    await bumpCounters(trx, [scopes.cards(userId), ...(familyId ? [scopes.family(familyId)] : [])]);
+  }
+
+  async function create(userId: string, input: CardInput): Promise<TaggedCard> {
     const at = now();
-    for (let attempt = 0; attempt < MAX_ID_ATTEMPTS; attempt++) {
-      const doc = buildCardDoc(input, { cardId: newCardId(), userId, createdAt: at, updatedAt: at, deleted: false });
-      await fillTracks(db, doc);
-      const row = cardRow(doc, 'myo');
-      // 62^5 ids: a collision is rare, and the primary key catches it; then draw again.
-      if (await repo.insertCard(db, row)) return asRawJson(row.doc);
-    }
-    throw new Error('could not find a free card id');
+    return inUnitOfWork(store, [userLock(userId)], async (trx) => {
+      for (let attempt = 0; attempt < MAX_ID_ATTEMPTS; attempt++) {
+        const doc = buildCardDoc(input, { cardId: newCardId(), userId, createdAt: at, updatedAt: at, deleted: false });
+        await fillTracks(trx, doc);
+        const row = cardRow(doc, 'myo');
+        // 62^5 ids: a collision is rare, and the primary key catches it; then draw again.
+        if (await repo.insertCard(trx, row)) {
+          await ownerChanged(trx, userId);
+          return { card: wrapRaw('card', asRawJson(row.doc)), tag: cardTag(doc.cardId, 1) };
+        }
+      }
+      throw new Error('could not find a free card id');
+    });
   }
 
   return {
+    async listTag(userId, showDeleted) {
+      const [version] = await readCounters(db, [scopes.cards(userId)]);
+      return tagger.tag(['cards-mine', userId, showDeleted, version ?? 0]);
+    },
+
     async listMine(userId, showDeleted) {
       return wrapRaw('cards', rawArray(await repo.listSummariesByOwner(db, userId, showDeleted)));
     },
@@ -58,20 +98,24 @@ export function createCardService(store: Store, families: FamilyService, fillTra
     async read(userId, cardId) {
       const card = await findCard(db, cardId);
       if (!card || !(await mayReadCard(store, families, userId, card))) throw notFound(`card ${cardId}`);
-      return wrapRaw('card', card.doc);
+      return { card: wrapRaw('card', card.doc), tag: cardTag(cardId, card.version) };
     },
 
-    async save(userId, input) {
+    async save(userId, input, precondition) {
       if (input.cardId === undefined || input.cardId === null || input.cardId === '') {
         // Only an update may leave the title out (it keeps the stored one).
         if (input.title === undefined) throw badRequest("body must have required property 'title'");
-        return { created: true, card: wrapRaw('card', await create(userId, input)) };
+        // No card exists yet for an If-Match to name (RFC 9110 13.1.1).
+        requireMatch(precondition, '', 'the card to create');
+        return { created: true, ...(await create(userId, input)) };
       }
       const cardId = input.cardId;
-      return db.transaction().execute(async (trx) => {
+      return inUnitOfWork(store, [userLock(userId)], async (trx) => {
         const card = await findCard(trx, cardId);
         if (!card || card.origin !== 'myo' || card.user_id !== userId) throw notFound(`card ${cardId}`);
         if (card.deleted === 1) throw badRequest(`card ${cardId} is deleted and cannot be updated`);
+        // Read under the owner's lock: no other write of this card can come between.
+        requireMatch(precondition, cardTag(cardId, card.version), `card ${cardId}`);
         const doc = buildCardDoc(mergeUpdate(JSON.parse(card.doc) as CardDoc, input), {
           cardId,
           userId,
@@ -81,19 +125,21 @@ export function createCardService(store: Store, families: FamilyService, fillTra
         });
         await fillTracks(trx, doc);
         const row = cardRow(doc, 'myo');
-        await repo.updateCard(trx, cardId, row);
-        return { created: false, card: wrapRaw('card', row.doc) };
+        const version = await repo.updateCard(trx, cardId, row);
+        await ownerChanged(trx, userId);
+        return { created: false, card: wrapRaw('card', row.doc), tag: cardTag(cardId, version) };
       });
     },
 
     async remove(userId, cardId) {
-      await db.transaction().execute(async (trx) => {
+      await inUnitOfWork(store, [userLock(userId)], async (trx) => {
         const card = await findCard(trx, cardId);
         if (!card || card.origin !== 'myo' || card.user_id !== userId) throw notFound(`card ${cardId}`);
         if (card.deleted === 1) return;
         const doc = JSON.parse(card.doc) as CardDoc;
         const row = cardRow({ ...doc, deleted: true, updatedAt: now() }, 'myo');
         await repo.updateCard(trx, cardId, row);
+        await ownerChanged(trx, userId);
       });
     },
 
@@ -113,9 +159,11 @@ export function createCardService(store: Store, families: FamilyService, fillTra
         });
         await fillTracks(trx, doc);
         const row = cardRow(doc, 'catalogue');
-        if (existing) await repo.updateCard(trx, cardId, row);
-        else await repo.insertCard(trx, row);
-        return { created: !existing, card: wrapRaw('card', row.doc) };
+        const version = existing ? await repo.updateCard(trx, cardId, row) : 1;
+        if (!existing) await repo.insertCard(trx, row);
+        // Any family's library and groups may show a catalogue card.
+        await bumpCounters(trx, [scopes.catalogue]);
+        return { created: !existing, card: wrapRaw('card', row.doc), tag: cardTag(cardId, version) };
       });
     },
   };

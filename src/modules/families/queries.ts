@@ -9,3 +9,9 @@ import type { Db } from '../../db/unit-of-work.js';
 export function memberIdsOf(db: Db, familyId: string) {
   return db.selectFrom('family_memberships').select('user_id').where('family_id', '=', familyId);
 }
+
+/** The family the user belongs to, if any (read in the caller's transaction). */
+export async function familyIdOfUser(db: Db, userId: string): Promise<string | undefined> {
+  const row = await db.selectFrom('family_memberships').select('family_id').where('user_id', '=', userId).executeTakeFirst();
+  return row?.family_id;
+}

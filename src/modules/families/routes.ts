@@ -1,5 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import { SCOPES } from '../../auth/scopes.js';
+import { answeredNotModified } from '../../http/conditional.js';
 import type { App } from '../../http/route-app.js';
 import { isOn } from '../../shared/query-flags.js';
 import { authErrors } from '../../shared/schemas.js';
@@ -10,7 +11,7 @@ export async function familyRoutes(app: App, opts: { families: FamilyService }):
   const { families } = opts;
 
   app.get('/user/family', {
-    config: { auth: null },
+    config: { auth: null, conditional: 'read' },
     schema: {
       tags: ['family'],
       summary: "The caller's family with its members and devices",
@@ -19,12 +20,12 @@ export async function familyRoutes(app: App, opts: { families: FamilyService }):
       querystring: FamilyQuery,
       response: { 200: FamilyEnvelope, ...authErrors },
     },
-    handler: async (req) => ({
-      family: await families.view(req.principal.userId, {
-        showHistory: isOn(req.query.showhistory),
-        allowStub: isOn(req.query.allowStub),
-      }),
-    }),
+    handler: async (req, reply) => {
+      const { userId } = req.principal;
+      const opts = { showHistory: isOn(req.query.showhistory), allowStub: isOn(req.query.allowStub) };
+      if (answeredNotModified(req, reply, await families.viewTag(userId, opts))) return reply;
+      return { family: await families.view(userId, opts) };
+    },
   });
 
   app.put('/admin/families/:familyId', {

@@ -1,6 +1,8 @@
 import type { Config } from '../../config.js';
 import type { FamilyRow } from '../../db/database.js';
+import { bumpCounters, readCounters, scopes } from '../../db/change-counters.js';
 import type { Store } from '../../db/dialect.js';
+import type { Tagger } from '../../shared/entity-tag.js';
 import { familyLock, inUnitOfWork, userLock, type Trx } from '../../db/unit-of-work.js';
 import { badRequest } from '../../shared/errors.js';
 import { now } from '../../shared/clock.js';
@@ -26,6 +28,8 @@ export interface FamilyService {
   ensureFamilyId(userId: string): Promise<string>;
   /** The user's family id, or undefined when the user has none yet (creates nothing). */
   findFamilyId(userId: string): Promise<string | undefined>;
+  /** The entity tag of `view` with the same options (from change counters, without rendering). */
+  viewTag(userId: string, opts: { showHistory: boolean; allowStub: boolean }): Promise<string>;
   /** `GET /user/family`: null for a stub family unless `allowStub`. */
   view(userId: string, opts: { showHistory: boolean; allowStub: boolean }): Promise<Family | null>;
   /** `PUT /admin/families/{familyId}`. */
@@ -40,7 +44,7 @@ export interface FamilyService {
   ): Promise<void>;
 }
 
-export function createFamilyService(store: Store, config: Pick<Config, 'defaultCountry'>): FamilyService {
+export function createFamilyService(store: Store, config: Pick<Config, 'defaultCountry'>, tagger: Tagger): FamilyService {
   const { db } = store;
 
   async function ensureFamilyId(userId: string): Promise<string> {
@@ -98,6 +102,13 @@ export function createFamilyService(store: Store, config: Pick<Config, 'defaultC
     ensureFamilyId,
     findFamilyId: (userId) => repo.familyIdOf(db, userId),
 
+    async viewTag(userId, { showHistory, allowStub }) {
+      const familyId = await ensureFamilyId(userId);
+      // The history shows group events too.
+      const wanted = showHistory ? [scopes.family(familyId), scopes.groups(familyId)] : [scopes.family(familyId)];
+      return tagger.tag(['family', familyId, showHistory, allowStub, ...(await readCounters(db, wanted))]);
+    },
+
     async view(userId, { showHistory, allowStub }) {
       const row = await repo.findFamilyOfUser(db, userId);
       const family = row ? await render(row, showHistory) : await load(await ensureFamilyId(userId), showHistory);
@@ -129,8 +140,11 @@ export function createFamilyService(store: Store, config: Pick<Config, 'defaultC
           await repo.insertFamily(trx, { family_id: familyId, country, flags, created_at: at, updated_at: at });
           await repo.addEvent(trx, familyId, 'family-created', at, {});
         }
-        await replaceMembers(trx, familyId, members, at);
-        await replaceDevices(trx, familyId, devices, at);
+        // This family, and every family a member or device leaves for it.
+        const changed = new Set([familyId]);
+        await replaceMembers(trx, familyId, members, at, changed);
+        await replaceDevices(trx, familyId, devices, at, changed);
+        await bumpCounters(trx, [...changed].map(scopes.family));
         return !existing;
       });
       const family = await load(familyId, false);
@@ -149,6 +163,7 @@ export function createFamilyService(store: Store, config: Pick<Config, 'defaultC
     familyId: string,
     members: NonNullable<AdminFamilyInput['members']>,
     at: string,
+    changed: Set<string>,
   ): Promise<void> {
     const byUser = new Map(members.map((m) => [m.userId, m]));
     const fieldsOf = (userId: string) => {
@@ -178,6 +193,7 @@ export function createFamilyService(store: Store, config: Pick<Config, 'defaultC
       async moveIn(userId, position, previous) {
         if (previous) {
           await repo.deleteMembership(trx, userId);
+          changed.add(previous.family_id);
           if (previous.family_id !== familyId && previous.listed === 1) {
             await repo.addEvent(trx, previous.family_id, 'member-removed', at, { userId });
           }
@@ -205,6 +221,7 @@ export function createFamilyService(store: Store, config: Pick<Config, 'defaultC
     familyId: string,
     devices: NonNullable<AdminFamilyInput['devices']>,
     at: string,
+    changed: Set<string>,
   ): Promise<void> {
     await reconcileList(devices.map((d) => d.deviceId), {
       present: await repo.listDevices(trx, familyId),
@@ -219,6 +236,7 @@ export function createFamilyService(store: Store, config: Pick<Config, 'defaultC
       async moveIn(deviceId, position, previous) {
         if (previous) {
           await repo.deleteDevice(trx, deviceId);
+          changed.add(previous.family_id);
           await repo.addEvent(trx, previous.family_id, 'device-removed', at, { deviceId });
         }
         await repo.insertDevice(trx, { device_id: deviceId, family_id: familyId, added_at: at, position });

@@ -1,4 +1,5 @@
-import type { GroupRow } from '../../db/database.js';
+import type { Insertable } from 'kysely';
+import type { GroupRow, LibraryGroupsTable } from '../../db/database.js';
 import type { Db } from '../../db/unit-of-work.js';
 
 /** A family's group; another family's group is not found, like a missing one. */
@@ -30,7 +31,18 @@ export async function countGroups(db: Db, familyId: string): Promise<number> {
   return Number(row.n);
 }
 
-export async function insertGroup(db: Db, row: GroupRow): Promise<void> {
+/** A family's group's version alone (what its entity tag needs), or undefined. */
+export async function findGroupVersion(db: Db, familyId: string, groupId: string): Promise<number | undefined> {
+  const row = await db
+    .selectFrom('library_groups')
+    .select('version')
+    .where('group_id', '=', groupId)
+    .where('family_id', '=', familyId)
+    .executeTakeFirst();
+  return row?.version;
+}
+
+export async function insertGroup(db: Db, row: Insertable<LibraryGroupsTable>): Promise<void> {
   await db.insertInto('library_groups').values(row).execute();
 }
 
@@ -39,7 +51,17 @@ export async function updateGroup(
   groupId: string,
   changes: Pick<GroupRow, 'name' | 'image_id' | 'items' | 'last_modified_at'>,
 ): Promise<void> {
-  await db.updateTable('library_groups').set(changes).where('group_id', '=', groupId).execute();
+  await db
+    .updateTable('library_groups')
+    .set((eb) => ({
+      name: changes.name,
+      image_id: changes.image_id,
+      items: changes.items,
+      last_modified_at: changes.last_modified_at,
+      version: eb('version', '+', 1),
+    }))
+    .where('group_id', '=', groupId)
+    .execute();
 }
 
 export async function deleteGroup(db: Db, familyId: string, groupId: string): Promise<boolean> {

@@ -1,4 +1,5 @@
 import { SCOPES } from '../../auth/scopes.js';
+import { ifMatchOf, sendTagged } from '../../http/conditional.js';
 import { sendRaw, type App } from '../../http/route-app.js';
 import { ErrorRef, authErrors } from '../../shared/schemas.js';
 import {
@@ -20,7 +21,7 @@ export async function groupRoutes(app: App, opts: { groups: GroupService }): Pro
   const tags = ['groups'];
 
   app.post(BASE, {
-    config: { auth: SCOPES.libraryManage },
+    config: { auth: SCOPES.libraryManage, idempotent: true },
     schema: {
       tags,
       summary: 'Create a group in the family library',
@@ -28,28 +29,38 @@ export async function groupRoutes(app: App, opts: { groups: GroupService }): Pro
       body: CreateGroupBody,
       response: { 201: GroupRef, ...authErrors },
     },
-    handler: async (req, reply) => sendRaw(reply, 201, await groups.create(req.principal.userId, req.body)),
+    handler: async (req, reply) => {
+      const { group, tag } = await groups.create(req.principal.userId, req.body);
+      return sendRaw(reply.header('etag', tag), 201, group);
+    },
   });
 
   app.get(BASE, {
-    config: { auth: SCOPES.libraryView },
+    config: { auth: SCOPES.libraryView, conditional: 'read' },
     schema: { tags, summary: "The family's groups", response: { 200: GroupList, ...authErrors } },
-    handler: async (req, reply) => sendRaw(reply, 200, await groups.list(req.principal.userId)),
+    handler: async (req, reply) => {
+      const { userId } = req.principal;
+      return sendTagged(req, reply, await groups.listTag(userId), () => groups.list(userId));
+    },
   });
 
   app.get(`${BASE}/:groupId`, {
-    config: { auth: SCOPES.libraryView },
+    config: { auth: SCOPES.libraryView, conditional: 'read' },
     schema: {
       tags,
       summary: 'One group, with the full cards of its items',
       params: GroupParams,
       response: { 200: GroupRef, ...authErrors, 404: ErrorRef },
     },
-    handler: async (req, reply) => sendRaw(reply, 200, await groups.get(req.principal.userId, req.params.groupId)),
+    handler: async (req, reply) => {
+      const { userId } = req.principal;
+      const { groupId } = req.params;
+      return sendTagged(req, reply, await groups.tag(userId, groupId), () => groups.get(userId, groupId));
+    },
   });
 
   app.put(`${BASE}/:groupId`, {
-    config: { auth: SCOPES.libraryManage },
+    config: { auth: SCOPES.libraryManage, conditional: 'write' },
     schema: {
       tags,
       summary: 'Update a group; fields left out keep their values',
@@ -58,8 +69,10 @@ export async function groupRoutes(app: App, opts: { groups: GroupService }): Pro
       body: UpdateGroupBody,
       response: { 200: GroupRef, ...authErrors, 404: ErrorRef },
     },
-    handler: async (req, reply) =>
-      sendRaw(reply, 200, await groups.update(req.principal.userId, req.params.groupId, req.body)),
+    handler: async (req, reply) => {
+      const { group, tag } = await groups.update(req.principal.userId, req.params.groupId, req.body, ifMatchOf(req));
+      return sendRaw(reply.header('etag', tag), 200, group);
+    },
   });
 
   app.delete(`${BASE}/:groupId`, {

@@ -1,6 +1,8 @@
 import type { Config } from '../../config.js';
 import type { GroupRow } from '../../db/database.js';
+import { bumpCounters, readCounters, scopes } from '../../db/change-counters.js';
 import type { Store } from '../../db/dialect.js';
+import { requireMatch, type Precondition, type Tagger } from '../../shared/entity-tag.js';
 import { familyLock, inUnitOfWork, type Db, type Trx } from '../../db/unit-of-work.js';
 import { now } from '../../shared/clock.js';
 import { AppError, notFound } from '../../shared/errors.js';
@@ -20,11 +22,22 @@ import {
 } from './rules.js';
 import type { CreateGroupBody, UpdateGroupBody } from './schemas.js';
 
+/** A group answer and its entity tag. */
+export interface TaggedGroup {
+  group: RawJson;
+  tag: string;
+}
+
 export interface GroupService {
-  create(userId: string, body: CreateGroupBody): Promise<RawJson>;
+  create(userId: string, body: CreateGroupBody): Promise<TaggedGroup>;
+  /** The entity tag of `list` (from change counters, without rendering). */
+  listTag(userId: string): Promise<string>;
   list(userId: string): Promise<RawJson>;
+  /** The entity tag of `get` (the group's version and counters, without rendering); 404 like `get`. */
+  tag(userId: string, groupId: string): Promise<string>;
   get(userId: string, groupId: string): Promise<RawJson>;
-  update(userId: string, groupId: string, body: UpdateGroupBody): Promise<RawJson>;
+  /** With a precondition (`If-Match`) that no longer holds, changes nothing (412). */
+  update(userId: string, groupId: string, body: UpdateGroupBody, precondition?: Precondition): Promise<TaggedGroup>;
   remove(userId: string, groupId: string): Promise<{ id: string }>;
   /**
    * The family's groups as the library listing shows them with `view=groups`: `cards` empty (as
@@ -37,8 +50,21 @@ export function createGroupService(
   store: Store,
   families: FamilyService,
   config: Pick<Config, 'groupImageUrlTemplate' | 'publicBaseUrl'>,
+  tagger: Tagger,
 ): GroupService {
   const { db } = store;
+
+  /**
+   * A group's answer shows its own row, and the cards of its items as the family library holds
+   * them: its tag names the group's version, and shows the family's counter (members, their MYO
+   * cards, records) and the catalogue's. Another group's write does not change it; a card's
+   * does, but If-Match compares the group's own part (shared/entity-tag.ts), so a PUT is
+   * refused only when the group itself changed.
+   */
+  async function groupTag(from: Db, familyId: string, groupId: string, version: number): Promise<string> {
+    const counters = await readCounters(from, [scopes.family(familyId), scopes.catalogue]);
+    return tagger.tag(['group', familyId, groupId, version], counters);
+  }
 
   const imageUrl = (imageId: string): string => groupImageUrl(config.groupImageUrlTemplate, imageId, config.publicBaseUrl);
 
@@ -112,11 +138,12 @@ export function createGroupService(
       const familyId = await families.ensureFamilyId(userId);
       const name = cleanGroupName(body.name);
       // The count and the insert must not interleave with another create in this family.
-      const { row, docs } = await inUnitOfWork(store, [familyLock(familyId)], async (trx) => {
+      const { row, docs, tag } = await inUnitOfWork(store, [familyLock(familyId)], async (trx) => {
         checkGroupLimit(await repo.countGroups(trx, familyId));
         const at = now();
         const cleaned = await cleanItems(trx, familyId, body.items ?? [], [], at);
         const group: GroupRow = {
+          version: 1,
           group_id: newHexId(),
           family_id: familyId,
           name,
@@ -127,9 +154,24 @@ export function createGroupService(
         };
         await repo.insertGroup(trx, group);
         await families.recordEvent(trx, familyId, 'group-created', at, { groupId: group.group_id, name });
-        return { row: group, docs: cleaned.docs };
+        await bumpCounters(trx, [scopes.groups(familyId)]);
+        return { row: group, docs: cleaned.docs, tag: await groupTag(trx, familyId, group.group_id, 1) };
       });
-      return renderOne(row, docs);
+      return { group: await renderOne(row, docs), tag };
+    },
+
+    async listTag(userId) {
+      const familyId = await families.findFamilyId(userId);
+      if (!familyId) return tagger.tag(['groups', '']);
+      const wanted = [scopes.family(familyId), scopes.groups(familyId), scopes.catalogue];
+      return tagger.tag(['groups', familyId, ...(await readCounters(db, wanted))]);
+    },
+
+    async tag(userId, groupId) {
+      const familyId = await families.findFamilyId(userId);
+      const version = familyId ? await repo.findGroupVersion(db, familyId, groupId) : undefined;
+      if (!familyId || version === undefined) throw missing(groupId);
+      return groupTag(db, familyId, groupId, version);
     },
 
     async list(userId) {
@@ -145,14 +187,16 @@ export function createGroupService(
       return renderOne(row);
     },
 
-    async update(userId, groupId, body) {
+    async update(userId, groupId, body, precondition) {
       const familyId = await families.findFamilyId(userId);
       if (!familyId) throw missing(groupId);
       const name = body.name === undefined ? undefined : cleanGroupName(body.name);
       // Serialised with the family's other group writes, so two PUTs never mix their bodies.
-      const { row, docs } = await inUnitOfWork(store, [familyLock(familyId)], async (trx) => {
+      const { row, docs, tag } = await inUnitOfWork(store, [familyLock(familyId)], async (trx) => {
         const current = await repo.findGroup(trx, familyId, groupId);
         if (!current) throw missing(groupId);
+        // Under the family's lock: no other group write comes between the check and the update.
+        requireMatch(precondition, await groupTag(trx, familyId, groupId, current.version), `group ${groupId}`);
         const at = modificationTime(current.last_modified_at, now());
         // Items left out keep theirs, rendered from a fresh read of their cards.
         const cleaned =
@@ -165,12 +209,14 @@ export function createGroupService(
           image_id: body.imageId ?? current.image_id,
           items: cleaned ? JSON.stringify(cleaned.items) : current.items,
           last_modified_at: at,
+          version: current.version + 1,
         };
         await repo.updateGroup(trx, groupId, next);
         await families.recordEvent(trx, familyId, 'group-updated', at, { groupId, name: next.name });
-        return { row: next, docs: cleaned?.docs };
+        await bumpCounters(trx, [scopes.groups(familyId)]);
+        return { row: next, docs: cleaned?.docs, tag: await groupTag(trx, familyId, groupId, next.version) };
       });
-      return renderOne(row, docs);
+      return { group: await renderOne(row, docs), tag };
     },
 
     async remove(userId, groupId) {
@@ -179,6 +225,7 @@ export function createGroupService(
       await inUnitOfWork(store, [], async (trx) => {
         if (!(await repo.deleteGroup(trx, familyId, groupId))) throw missing(groupId);
         await families.recordEvent(trx, familyId, 'group-deleted', now(), { groupId });
+        await bumpCounters(trx, [scopes.groups(familyId)]);
       });
       return { id: groupId };
     },

@@ -1,5 +1,6 @@
 import { SCOPES } from '../../auth/scopes.js';
-import { sendRaw, type App } from '../../http/route-app.js';
+import { sendTagged } from '../../http/conditional.js';
+import type { App } from '../../http/route-app.js';
 import { ErrorRef, authErrors } from '../../shared/schemas.js';
 import { isOn } from '../../shared/query-flags.js';
 import { AddToLibraryBody, LibraryList, LibraryQuery, RecordEnvelope } from './schemas.js';
@@ -9,7 +10,7 @@ export async function libraryRoutes(app: App, opts: { library: LibraryService })
   const { library } = opts;
 
   app.post('/card/family/library', {
-    config: { auth: SCOPES.libraryManage },
+    config: { auth: SCOPES.libraryManage, idempotent: true },
     schema: {
       tags: ['library'],
       summary: "Add a card to the caller's family library",
@@ -25,7 +26,7 @@ export async function libraryRoutes(app: App, opts: { library: LibraryService })
   });
 
   app.get('/card/family/library', {
-    config: { auth: SCOPES.libraryView },
+    config: { auth: SCOPES.libraryView, conditional: 'read' },
     schema: {
       tags: ['library'],
       summary: "The caller's family library, in the order cards entered it",
@@ -34,14 +35,10 @@ export async function libraryRoutes(app: App, opts: { library: LibraryService })
       querystring: LibraryQuery,
       response: { 200: LibraryList, ...authErrors },
     },
-    handler: async (req, reply) =>
-      sendRaw(
-        reply,
-        200,
-        await library.list(req.principal.userId, {
-          showDeleted: isOn(req.query.showdeleted),
-          withGroups: req.query.view === 'groups',
-        }),
-      ),
+    handler: async (req, reply) => {
+      const { userId } = req.principal;
+      const opts = { showDeleted: isOn(req.query.showdeleted), withGroups: req.query.view === 'groups' };
+      return sendTagged(req, reply, await library.listTag(userId, opts), () => library.list(userId, opts));
+    },
   });
 }

@@ -1,6 +1,8 @@
 import type { Static } from '@sinclair/typebox';
 import type { LibraryRecordRow } from '../../db/database.js';
+import { bumpCounters, readCounters, scopes } from '../../db/change-counters.js';
 import type { Store } from '../../db/dialect.js';
+import type { Tagger } from '../../shared/entity-tag.js';
 import { now } from '../../shared/clock.js';
 import { AppError, notFound } from '../../shared/errors.js';
 import { rawArray, rawObject, withRaw, type RawJson } from '../../shared/raw-json.js';
@@ -25,6 +27,8 @@ export interface LibraryListOptions {
 export interface LibraryService {
   /** Adds a card to the caller's family library; `created` is false when it was there already. */
   add(userId: string, cardId: string): Promise<{ created: boolean; record: RecordView }>;
+  /** The entity tag of `list` with the same options (from change counters, without rendering). */
+  listTag(userId: string, opts: LibraryListOptions): Promise<string>;
   /** `{"cards": [{cardId, addedAt, inFamilyLibrary, card}], "subscriptions": []}` for the caller's family. */
   list(userId: string, opts: LibraryListOptions): Promise<RawJson>;
 }
@@ -33,9 +37,17 @@ export function createLibraryService(
   store: Store,
   families: FamilyService,
   groups: Pick<GroupService, 'outlines'>,
+  tagger: Tagger,
 ): LibraryService {
   const { db } = store;
   return {
+    async listTag(userId, { showDeleted, withGroups }) {
+      const familyId = await families.ensureFamilyId(userId);
+      // The family's records and members' cards, catalogue cards in it, and its groups if shown.
+      const wanted = [scopes.family(familyId), scopes.catalogue, ...(withGroups ? [scopes.groups(familyId)] : [])];
+      return tagger.tag(['library', familyId, showDeleted, withGroups, ...(await readCounters(db, wanted))]);
+    },
+
     async add(userId, cardId) {
       const card = await findCard(db, cardId);
       // Only a MYO card needs to know whether the caller may read it (rules.ts).
@@ -63,6 +75,7 @@ export function createLibraryService(
         // The unique key (family, card) decides which of concurrent adds creates the record.
         if (await repo.insertRecordIfAbsent(trx, row)) {
           await families.recordEvent(trx, familyId, 'card-added', at, { cardId, userId });
+          await bumpCounters(trx, [scopes.family(familyId)]);
           return { created: true, record: recordView(row) };
         }
         const existing = await repo.findRecord(trx, familyId, cardId);

@@ -98,7 +98,7 @@ export async function mediaRoutes(
   });
 
   app.get('/media/upload/:uploadId/transcoded', {
-    config: { auth: SCOPES.contentManage },
+    config: { auth: SCOPES.contentManage, conditional: 'body' },
     schema: {
       tags,
       summary: 'Poll the transcode of an upload',
@@ -187,13 +187,13 @@ export async function mediaRoutes(
   });
 
   app.get('/media/displayIcons/user/me', {
-    config: { auth: SCOPES.contentView },
+    config: { auth: SCOPES.contentView, conditional: 'body' },
     schema: { tags, summary: "The caller's display icons", response: { 200: DisplayIconList, ...authErrors } },
     handler: async (req) => ({ displayIcons: await images.listIcons(req.principal.userId) }),
   });
 
   app.get('/media/displayIcons/user/yoto', {
-    config: { auth: null },
+    config: { auth: null, conditional: 'body' },
     schema: {
       tags,
       summary: 'The public display icons',
@@ -247,7 +247,7 @@ export async function mediaRoutes(
   });
 
   app.get('/media/family/images', {
-    config: { auth: SCOPES.libraryView },
+    config: { auth: SCOPES.libraryView, conditional: 'body' },
     schema: {
       tags,
       summary: "The family's uploaded images",

@@ -1,4 +1,4 @@
-import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { RawJson } from '../../shared/raw-json.js';
 import { mayHoldMediaRef, mediaRefHash } from '../cards/media-ref.js';
 
@@ -9,14 +9,25 @@ import { mayHoldMediaRef, mediaRefHash } from '../cards/media-ref.js';
  * with `verify`. What is stored, and measured by the size rule, keeps the references.
  */
 
-/** How long a signed URL stays valid. */
+/** How long a signed URL stays valid, from the start of the window it was signed in. */
 export const MEDIA_URL_TTL_SECONDS = 3600;
+/**
+ * URLs signed within one window of this length are the same URL (their expiry is counted from
+ * the window's start), so a signed answer stays byte for byte the same, and keeps its entity
+ * tag, for the window: a poll within it can be answered 304. A URL is valid for between
+ * TTL - WINDOW and TTL seconds.
+ */
+export const MEDIA_URL_WINDOW_SECONDS = 300;
 
 export interface MediaUrlSigner {
   /** The signed, expiring access URL of the media reference `ref`; throws for anything else. */
   sign(ref: string, nowMs?: number): string;
   /** `json` with every string that is a media reference, whole, replaced by its signed URL. */
   signAll(json: RawJson, nowMs?: number): RawJson;
+  /** The signing window `nowMs` falls in: answers signed in one window are identical. */
+  window(nowMs?: number): number;
+  /** Names the key without revealing it: answers signed under other keys differ. */
+  readonly keyId: string;
   /** Checks the `expires` and `signature` parameters of a URL this signer made for `hash`. */
   verify(hash: string, expires: string, signature: string, nowMs?: number): 'valid' | 'expired' | 'invalid';
 }
@@ -31,9 +42,11 @@ export function createMediaUrlSigner(template: string, secret: string | undefine
 
   const mac = (hash: string, expires: string): Buffer => createHmac('sha256', key).update(`${hash}:${expires}`).digest();
 
+  const window = (nowMs = Date.now()): number => Math.floor(nowMs / 1000 / MEDIA_URL_WINDOW_SECONDS);
+
   /** Both prefixes name the same media, so they sign to the same URL. */
   function signHash(hash: string, nowMs: number): string {
-    const expires = Math.floor(nowMs / 1000) + MEDIA_URL_TTL_SECONDS;
+    const expires = window(nowMs) * MEDIA_URL_WINDOW_SECONDS + MEDIA_URL_TTL_SECONDS;
     const signature = mac(hash, String(expires)).toString('base64url');
     const base = template.replaceAll('{hash}', encodeURIComponent(hash));
     return `${base}${base.includes('?') ? '&' : '?'}expires=${expires}&signature=${signature}`;
@@ -47,6 +60,8 @@ export function createMediaUrlSigner(template: string, secret: string | undefine
 
   return {
     sign,
+    window,
+    keyId: createHash('sha256').update(`${template}\0${key}`).digest('base64url').slice(0, 16),
     signAll(json, nowMs = Date.now()) {
       // Most answers hold no reference at all: they are sent as they are, without a parse.
       if (!mayHoldMediaRef(json)) return json;

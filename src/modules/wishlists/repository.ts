@@ -1,4 +1,5 @@
-import type { WishlistRow } from '../../db/database.js';
+import type { Insertable } from 'kysely';
+import type { WishlistRow, WishlistsTable } from '../../db/database.js';
 import type { Db } from '../../db/unit-of-work.js';
 
 /** The user's wishlist; other users' wishlists are not found, like missing ones. */
@@ -9,6 +10,27 @@ export async function findOwned(db: Db, userId: string, wishlistId: string): Pro
     .where('wishlist_id', '=', wishlistId)
     .where('user_id', '=', userId)
     .executeTakeFirst();
+}
+
+/** The id and version of the user's wishlist (what its entity tag needs), or undefined. */
+export async function findOwnedVersion(
+  db: Db,
+  userId: string,
+  wishlistId: string,
+): Promise<Pick<WishlistRow, 'wishlist_id' | 'version'> | undefined> {
+  return db
+    .selectFrom('wishlists')
+    .select(['wishlist_id', 'version'])
+    .where('wishlist_id', '=', wishlistId)
+    .where('user_id', '=', userId)
+    .executeTakeFirst();
+}
+
+export async function findVersionByShareId(
+  db: Db,
+  shareId: string,
+): Promise<Pick<WishlistRow, 'wishlist_id' | 'version'> | undefined> {
+  return db.selectFrom('wishlists').select(['wishlist_id', 'version']).where('share_id', '=', shareId).executeTakeFirst();
 }
 
 export async function findByShareId(db: Db, shareId: string): Promise<WishlistRow | undefined> {
@@ -34,25 +56,29 @@ export async function countByUser(db: Db, userId: string): Promise<number> {
   return Number(row.n);
 }
 
-export async function insertWishlist(db: Db, row: WishlistRow): Promise<void> {
+export async function insertWishlist(db: Db, row: Insertable<WishlistsTable>): Promise<void> {
   await db.insertInto('wishlists').values(row).execute();
 }
 
-/** Replaces the content in one statement, so concurrent updates never mix two bodies. */
+/**
+ * Replaces the content in one statement, so concurrent updates never mix two bodies, and bumps
+ * the version; the new version, or undefined when the user has no such wishlist.
+ */
 export async function updateContent(
   db: Db,
   userId: string,
   wishlistId: string,
   content: string,
   at: string,
-): Promise<boolean> {
-  const result = await db
+): Promise<number | undefined> {
+  const row = await db
     .updateTable('wishlists')
-    .set({ content, updated_at: at })
+    .set((eb) => ({ content, updated_at: at, version: eb('version', '+', 1) }))
     .where('wishlist_id', '=', wishlistId)
     .where('user_id', '=', userId)
+    .returning('version')
     .executeTakeFirst();
-  return Number(result.numUpdatedRows) > 0;
+  return row?.version;
 }
 
 export async function deleteOwned(db: Db, userId: string, wishlistId: string): Promise<boolean> {

@@ -12,6 +12,9 @@ import {
 import type { MediaUrlSigner } from './media-urls.js';
 import type { WishlistService } from './service.js';
 import type { RawJson } from '../../shared/raw-json.js';
+import { ifMatchOf, sendTagged } from '../../http/conditional.js';
+import type { Tagger } from '../../shared/entity-tag.js';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 
 const WishlistRef = { $ref: 'Wishlist' } as unknown as typeof Wishlist;
 
@@ -21,17 +24,35 @@ const WishlistRef = { $ref: 'Wishlist' } as unknown as typeof Wishlist;
  */
 export async function wishlistRoutes(
   app: App,
-  opts: { wishlists: WishlistService; media: MediaUrlSigner },
+  opts: { wishlists: WishlistService; media: MediaUrlSigner; tagger: Tagger },
 ): Promise<void> {
-  const { wishlists, media } = opts;
+  const { wishlists, media, tagger } = opts;
   const present = (json: RawJson, format: string | undefined): RawJson =>
     format === 'raw' ? json : media.signAll(json);
+  /**
+   * A read: raw answers carry the data's tag; signed ones the tag of the signing window too,
+   * since their URLs change with it (one clock reading for both).
+   */
+  const sendRead = async (
+    req: FastifyRequest,
+    reply: FastifyReply,
+    format: string | undefined,
+    tag: string,
+    render: () => Promise<RawJson>,
+  ): Promise<FastifyReply> => {
+    if (format === 'raw') return sendTagged(req, reply, tag, render);
+    const at = Date.now();
+    return sendTagged(req, reply, tagger.signed(tag, { window: media.window(at), keyId: media.keyId }), async () => media.signAll(await render(), at));
+  };
+  /** A write's answer carries the tag a read of the same form would. */
+  const writeTag = (tag: string, format: string | undefined): string =>
+    format === 'raw' ? tag : tagger.signed(tag, { window: media.window(), keyId: media.keyId });
   const tags = ['wishlists'];
   // A body over the limit is the size rule broken, so it answers `wishlist-size`, not 413.
   const writeConfig = { auth: null, oversizeCode: 'wishlist-size' as const };
 
   app.post('/wishlists', {
-    config: writeConfig,
+    config: { ...writeConfig, idempotent: true },
     bodyLimit: WISHLIST_BODY_LIMIT,
     schema: {
       tags,
@@ -42,12 +63,14 @@ export async function wishlistRoutes(
       body: WishlistBody,
       response: { 201: WishlistRef, ...authErrors },
     },
-    handler: async (req, reply) =>
-      sendRaw(reply, 201, present(await wishlists.create(req.principal.userId, req.body), req.query.format)),
+    handler: async (req, reply) => {
+      const { wishlist, tag } = await wishlists.create(req.principal.userId, req.body);
+      return sendRaw(reply.header('etag', writeTag(tag, req.query.format)), 201, present(wishlist, req.query.format));
+    },
   });
 
   app.put('/wishlists/:wishlistId', {
-    config: writeConfig,
+    config: { ...writeConfig, conditional: 'write' },
     bodyLimit: WISHLIST_BODY_LIMIT,
     schema: {
       tags,
@@ -58,28 +81,29 @@ export async function wishlistRoutes(
       body: WishlistBody,
       response: { 200: WishlistRef, ...authErrors, 404: ErrorRef },
     },
-    handler: async (req, reply) =>
-      sendRaw(
-        reply,
-        200,
-        present(await wishlists.update(req.principal.userId, req.params.wishlistId, req.body), req.query.format),
-      ),
+    handler: async (req, reply) => {
+      const { userId } = req.principal;
+      const { wishlist, tag } = await wishlists.update(userId, req.params.wishlistId, req.body, ifMatchOf(req));
+      return sendRaw(reply.header('etag', writeTag(tag, req.query.format)), 200, present(wishlist, req.query.format));
+    },
   });
 
   app.get('/wishlists', {
-    config: { auth: null },
+    config: { auth: null, conditional: 'read' },
     schema: {
       tags,
       summary: "The caller's wishlists, oldest first",
       querystring: FormatQuery,
       response: { 200: WishlistList, ...authErrors },
     },
-    handler: async (req, reply) =>
-      sendRaw(reply, 200, present(await wishlists.list(req.principal.userId), req.query.format)),
+    handler: async (req, reply) => {
+      const { userId } = req.principal;
+      return sendRead(req, reply, req.query.format, await wishlists.listTag(userId), () => wishlists.list(userId));
+    },
   });
 
   app.get('/wishlists/:wishlistId', {
-    config: { auth: null },
+    config: { auth: null, conditional: 'read' },
     schema: {
       tags,
       summary: 'One of your wishlists',
@@ -87,8 +111,12 @@ export async function wishlistRoutes(
       querystring: FormatQuery,
       response: { 200: WishlistRef, ...authErrors, 404: ErrorRef },
     },
-    handler: async (req, reply) =>
-      sendRaw(reply, 200, present(await wishlists.get(req.principal.userId, req.params.wishlistId), req.query.format)),
+    handler: async (req, reply) => {
+      const { userId } = req.principal;
+      const { wishlistId } = req.params;
+      const tag = await wishlists.tag(userId, wishlistId);
+      return sendRead(req, reply, req.query.format, tag, () => wishlists.get(userId, wishlistId));
+    },
   });
 
   app.delete('/wishlists/:wishlistId', {
@@ -106,7 +134,7 @@ export async function wishlistRoutes(
   });
 
   app.get('/wishlists/shared/:shareId', {
-    config: { auth: null },
+    config: { auth: null, conditional: 'read' },
     schema: {
       tags,
       summary: 'A shared wishlist, read-only, for any signed-in user',
@@ -114,7 +142,10 @@ export async function wishlistRoutes(
       querystring: FormatQuery,
       response: { 200: WishlistRef, ...authErrors, 404: ErrorRef },
     },
-    handler: async (req, reply) =>
-      sendRaw(reply, 200, present(await wishlists.shared(req.params.shareId), req.query.format)),
+    handler: async (req, reply) => {
+      const { shareId } = req.params;
+      const tag = await wishlists.sharedTag(shareId);
+      return sendRead(req, reply, req.query.format, tag, () => wishlists.shared(shareId));
+    },
   });
 }

@@ -1,5 +1,7 @@
 import type { WishlistRow } from '../../db/database.js';
+import { bumpCounters, readCounters, scopes } from '../../db/change-counters.js';
 import type { Store } from '../../db/dialect.js';
+import { requireMatch, type Precondition, type Tagger } from '../../shared/entity-tag.js';
 import { inUnitOfWork, userLock } from '../../db/unit-of-work.js';
 import { now } from '../../shared/clock.js';
 import { AppError, notFound } from '../../shared/errors.js';
@@ -9,10 +11,22 @@ import * as repo from './repository.js';
 import { checkWishlistLimit, checkWishlistSize, renderWishlist } from './rules.js';
 import type { WishlistBody } from './schemas.js';
 
+/** A wishlist answer (raw: references as stored) and its entity tag. */
+export interface TaggedWishlist {
+  wishlist: RawJson;
+  tag: string;
+}
+
 export interface WishlistService {
-  create(userId: string, body: WishlistBody): Promise<RawJson>;
-  update(userId: string, wishlistId: string, body: WishlistBody): Promise<RawJson>;
+  create(userId: string, body: WishlistBody): Promise<TaggedWishlist>;
+  /** With a precondition (`If-Match`) that no longer holds, changes nothing (412). */
+  update(userId: string, wishlistId: string, body: WishlistBody, precondition?: Precondition): Promise<TaggedWishlist>;
+  /** The entity tag of `list` (from the user's wishlists counter). */
+  listTag(userId: string): Promise<string>;
   list(userId: string): Promise<RawJson>;
+  /** The entity tags of `get` and `shared` (the wishlist's version alone); 404 like them. */
+  tag(userId: string, wishlistId: string): Promise<string>;
+  sharedTag(shareId: string): Promise<string>;
   get(userId: string, wishlistId: string): Promise<RawJson>;
   remove(userId: string, wishlistId: string): Promise<void>;
   /** A wishlist by its share id, for any signed-in user. */
@@ -22,9 +36,11 @@ export interface WishlistService {
 const renderRow = (row: WishlistRow): RawJson =>
   renderWishlist(row.content, { shareId: row.share_id, userId: row.user_id, wishlistId: row.wishlist_id });
 
-export function createWishlistService(store: Store): WishlistService {
+export function createWishlistService(store: Store, tagger: Tagger): WishlistService {
   const { db } = store;
   const missing = (id: string): AppError => notFound(`wishlist ${id}`);
+  /** One wishlist's answer (by its id or its share id) is its row alone. */
+  const wishlistTag = (wishlistId: string, version: number): string => tagger.tag(['wishlist', wishlistId, version]);
 
   return {
     async create(userId, body) {
@@ -44,18 +60,42 @@ export function createWishlistService(store: Store): WishlistService {
           created_at: at,
           updated_at: at,
         });
+        await bumpCounters(trx, [scopes.wishlists(userId)]);
       });
-      return json;
+      return { wishlist: json, tag: wishlistTag(ids.wishlistId, 1) };
     },
 
-    async update(userId, wishlistId, body) {
-      const current = await repo.findOwned(db, userId, wishlistId);
-      if (!current) throw missing(wishlistId);
+    async update(userId, wishlistId, body, precondition) {
       const content = JSON.stringify(body.content);
-      const json = renderWishlist(content, { shareId: current.share_id, userId, wishlistId });
-      checkWishlistSize(json);
-      if (!(await repo.updateContent(db, userId, wishlistId, content, now()))) throw missing(wishlistId);
-      return json;
+      // Under the owner's lock, so that no other write comes between the If-Match check and this one.
+      return inUnitOfWork(store, [userLock(userId)], async (trx) => {
+        const current = await repo.findOwned(trx, userId, wishlistId);
+        if (!current) throw missing(wishlistId);
+        requireMatch(precondition, wishlistTag(wishlistId, current.version), `wishlist ${wishlistId}`);
+        const json = renderWishlist(content, { shareId: current.share_id, userId, wishlistId });
+        checkWishlistSize(json);
+        const version = await repo.updateContent(trx, userId, wishlistId, content, now());
+        if (version === undefined) throw missing(wishlistId);
+        await bumpCounters(trx, [scopes.wishlists(userId)]);
+        return { wishlist: json, tag: wishlistTag(wishlistId, version) };
+      });
+    },
+
+    async listTag(userId) {
+      const [version] = await readCounters(db, [scopes.wishlists(userId)]);
+      return tagger.tag(['wishlists', userId, version ?? 0]);
+    },
+
+    async tag(userId, wishlistId) {
+      const row = await repo.findOwnedVersion(db, userId, wishlistId);
+      if (!row) throw missing(wishlistId);
+      return wishlistTag(row.wishlist_id, row.version);
+    },
+
+    async sharedTag(shareId) {
+      const row = await repo.findVersionByShareId(db, shareId);
+      if (!row) throw notFound(`shared wishlist ${shareId}`);
+      return wishlistTag(row.wishlist_id, row.version);
     },
 
     async list(userId) {
@@ -69,7 +109,10 @@ export function createWishlistService(store: Store): WishlistService {
     },
 
     async remove(userId, wishlistId) {
-      if (!(await repo.deleteOwned(db, userId, wishlistId))) throw missing(wishlistId);
+      await inUnitOfWork(store, [], async (trx) => {
+        if (!(await repo.deleteOwned(trx, userId, wishlistId))) throw missing(wishlistId);
+        await bumpCounters(trx, [scopes.wishlists(userId)]);
+      });
     },
 
     async shared(shareId) {
