@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest, onSendAsyncHookHandler } from 'fastify';
 import { badRequest } from '../shared/errors.js';
 import type { Precondition } from '../shared/entity-tag.js';
-import { sendRaw } from './route-app.js';
+import { hooksOf, sendRaw } from './route-app.js';
 import type { RawJson } from '../shared/raw-json.js';
 
 declare module 'fastify' {
@@ -106,13 +106,19 @@ export async function sendTagged(
  * transcode poll keep no counter of their own; their answers are small.
  */
 export function registerBodyTags(app: FastifyInstance): void {
-  app.addHook('onSend', async (request, reply, payload) => {
-    if (request.routeOptions.config.conditional !== 'body' || reply.statusCode !== 200) return payload;
-    if (typeof payload !== 'string' && !Buffer.isBuffer(payload)) return payload;
-    const tag = `"b${createHash('sha256').update(payload).digest('base64url').slice(0, 26)}"`;
-    reply.header('etag', tag).header('cache-control', 'private, no-cache');
-    if (!noneMatchHits(request, tag)) return payload;
-    reply.code(304).removeHeader('content-type');
-    return null;
+  // Decided once per route as it is added: other routes pay nothing for it.
+  app.addHook('onRoute', (route) => {
+    if (route.config?.conditional !== 'body') return;
+    route.onSend = [...hooksOf(route.onSend), tagBody];
   });
 }
+
+const tagBody: onSendAsyncHookHandler = async (request, reply, payload) => {
+  if (reply.statusCode !== 200) return payload;
+  if (typeof payload !== 'string' && !Buffer.isBuffer(payload)) return payload;
+  const tag = `"b${createHash('sha256').update(payload).digest('base64url').slice(0, 26)}"`;
+  reply.header('etag', tag).header('cache-control', 'private, no-cache');
+  if (!noneMatchHits(request, tag)) return payload;
+  reply.code(304).removeHeader('content-type');
+  return null;
+};

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest, onSendAsyncHookHandler } from 'fastify';
 import type { Store } from '../db/dialect.js';
 import {
   claimKey,
@@ -12,6 +12,7 @@ import {
   type KeyClaim,
 } from '../db/idempotency-keys.js';
 import { AppError, badRequest } from '../shared/errors.js';
+import { hooksOf } from './route-app.js';
 
 /**
  * Idempotent POSTs (the IETF draft "The Idempotency-Key HTTP Header Field", on Stripe's model).
@@ -102,9 +103,16 @@ async function begin(store: Store, userId: string, key: string, print: string): 
 export function registerIdempotency(app: FastifyInstance, store: Store): void {
   app.decorateRequest('idempotencyClaim', null);
 
-  // After authentication and validation: a request refused before its handler claims nothing.
-  app.addHook('preHandler', async (request: FastifyRequest, reply: FastifyReply) => {
-    if (!request.routeOptions.config.idempotent) return;
+  // Decided once per route as it is added: routes that create nothing pay nothing for it.
+  app.addHook('onRoute', (route) => {
+    if (!route.config?.idempotent) return;
+    route.preHandler = [...hooksOf(route.preHandler), claimKey];
+    route.onSend = [...hooksOf(route.onSend), storeAnswer];
+  });
+
+  // After authentication and validation (app-wide preHandlers run before a route's own): a
+  // request refused before its handler claims nothing.
+  async function claimKey(request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | undefined> {
     const header = request.headers['idempotency-key'];
     if (header === undefined) return;
     const key = parseIdempotencyKey(header);
@@ -112,7 +120,7 @@ export function registerIdempotency(app: FastifyInstance, store: Store): void {
     switch (outcome.kind) {
       case 'run':
         request.idempotencyClaim = outcome.claim;
-        return;
+        return undefined;
       case 'replay': {
         const { row } = outcome;
         if (row.content_type) reply.type(row.content_type);
@@ -133,11 +141,11 @@ export function registerIdempotency(app: FastifyInstance, store: Store): void {
           'this Idempotency-Key was used for a different request; use a new key for a new request',
         );
     }
-  });
+  }
 
   // Every answer of a claiming request passes here, errors included: it is stored, or (5xx) the
   // key is given back. The answer waits for this, so a retry after it finds the key done.
-  app.addHook('onSend', async (request, reply, payload) => {
+  const storeAnswer: onSendAsyncHookHandler = async (request, reply, payload) => {
     const claim = request.idempotencyClaim;
     if (!claim) return payload;
     request.idempotencyClaim = null;
@@ -156,7 +164,7 @@ export function registerIdempotency(app: FastifyInstance, store: Store): void {
       request.log.error({ err }, 'could not store the answer of an Idempotency-Key');
     }
     return payload;
-  });
+  };
 
   const timer = setInterval(() => void sweep(store, app.log), SWEEP_INTERVAL_MS);
   timer.unref();

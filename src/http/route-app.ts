@@ -27,3 +27,9 @@ export type App = FastifyInstance<
 export function sendRaw(reply: FastifyReply<any, any, any, any, any, any, any, any>, status: number, body: RawJson): FastifyReply<any, any, any, any, any, any, any, any> {
   return reply.code(status).type('application/json; charset=utf-8').send(body);
 }
+
+/** A route's own hooks of one kind, as an array (Fastify takes one, an array, or none). */
+export function hooksOf<H>(hooks: H | H[] | undefined): H[] {
+  if (hooks === undefined) return [];
+  return Array.isArray(hooks) ? hooks : [hooks];
+}
