@@ -9,3 +9,9 @@ import type { Db } from '../../db/unit-of-work.js';
 export function memberIdsOf(db: Db, familyId: string) {
   return db.selectFrom('family_memberships').select('user_id').where('family_id', '=', familyId);
 }
+
+/** Whether a family with this id exists. */
+export async function familyExists(db: Db, familyId: string): Promise<boolean> {
+  const row = await db.selectFrom('families').select('family_id').where('family_id', '=', familyId).executeTakeFirst();
+  return row !== undefined;
+}
