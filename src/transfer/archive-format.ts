@@ -282,7 +282,10 @@ export function encodeRow(table: TableSpec, row: Record<string, unknown>): strin
   const out: Row = {};
   for (const column of table.columns) {
     const value = row[column.name];
-    out[column.name] = value === null || value === undefined ? null : column.type === 'bigint' || column.type === 'int' ? Number(value) : String(value);
+    if (value === null || value === undefined) out[column.name] = null;
+    else if (column.type === 'bigint' || column.type === 'int') out[column.name] = Number(value);
+    else if (typeof value === 'string') out[column.name] = value;
+    else throw new Error(`${table.name}.${column.name} is not text in the database`);
   }
   return JSON.stringify(out);
 }
