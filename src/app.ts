@@ -39,6 +39,8 @@ import { admitUnderPressure, registerLoadShedding } from './http/load-shedding.j
 import { createMetrics, registerMetrics } from './http/metrics.js';
 import { transcodeQueueDepth } from './modules/media/queries.js';
 import { describeRoutes, documentOptions, finishDocument } from './http/openapi.js';
+import { transferRoutes } from './transfer/routes.js';
+import { createTransferService } from './transfer/service.js';
 import { echoRequestId, requestId } from './http/request-id.js';
 import { registerSecurityHeaders } from './http/security-headers.js';
 
@@ -211,6 +213,7 @@ export async function buildApp(config: Readonly<Config>, opts: AppOptions = {}):
   const cards = createCardService(store, families, createTrackMediaFiller());
   await app.register(cardRoutes, { cards, media: signer });
   await app.register(familyRoutes, { families });
+  await app.register(transferRoutes, { transfer: createTransferService(store, media.mediaStore, families) });
   const groups = createGroupService(store, families, config);
   await app.register(libraryRoutes, { library: createLibraryService(store, families, groups) });
   await app.register(groupRoutes, { groups });
