@@ -123,6 +123,7 @@ async function checkArchive(db: Db, source: Readable, opts: ImportOptions): Prom
   let lastTable = -1;
   let lastBatch = 0;
   let lastReport = performance.now();
+  let badRecord: ArchiveRefused | undefined;
 
   try {
     for await (const entry of readEntries(source)) {
@@ -158,8 +159,18 @@ async function checkArchive(db: Db, source: Readable, opts: ImportOptions): Prom
       const buffer = await readAll(entry.body);
       entries.push(await summarise(entry.name, buffer));
       const table = TABLES[batch.tableIndex]!;
-      const decoded = decodeBatch(table, entry.name, buffer);
-      rows[table.name] = (rows[table.name] ?? 0) + decoded.length;
+      // Counted even when a row is bad, so that damage (the manifest differs) is what is reported.
+      rows[table.name] = (rows[table.name] ?? 0) + buffer.toString('utf8').split('\n').length - 1;
+      let decoded: Row[];
+      try {
+        decoded = decodeBatch(table, entry.name, buffer);
+      } catch (err) {
+        // A bad row is reported once the whole archive is known not to be damaged (a damaged
+        // one is more often the reason, and its checksums say so only at the end).
+        if (!(err instanceof ArchiveRefused)) throw err;
+        badRecord ??= err;
+        continue;
+      }
       if (table.name === 'media_objects') for (const row of decoded) recorded.add(String(row.sha256));
       if (occupied.has(table.name) && !table.shared) {
         for (const conflict of await conflictsOf(db, table, decoded)) {
@@ -181,6 +192,7 @@ async function checkArchive(db: Db, source: Readable, opts: ImportOptions): Prom
   if (!header) return refuse('not a Cardshelf archive: it is empty');
   if (!manifest) return refuse('damaged archive: it ends before its manifest (cut short?)');
   checkManifest(header, manifest, entries, rows);
+  if (badRecord) throw badRecord;
   for (const sha256 of recorded) if (!blobs.has(sha256)) refuse(`damaged archive: media object ${sha256} has no bytes in it`);
   for (const sha256 of blobs) if (!recorded.has(sha256)) refuse(`damaged archive: media bytes ${sha256} have no media object row`);
   return { header, manifest, occupied, conflicts };
