@@ -338,7 +338,9 @@ async function writeArchive(store: Store, media: MediaStore, source: Readable, c
         const buffer = await readAll(entry.body);
         same(entry.name, await summarise(entry.name, buffer));
         const table = TABLES[parseBatchEntryName(entry.name)!.tableIndex]!;
-        const rows = await keep(trx, table, decodeBatch(table, entry.name, buffer), checked, opts, skippedFamilies);
+        // The bytes are those pass one checked row by row (same SHA-256): parsing them is enough.
+        const parsed = buffer.toString('utf8').slice(0, -1).split('\n').map((line) => JSON.parse(line) as Row);
+        const rows = await keep(trx, table, parsed, checked, opts, skippedFamilies);
         report.skipped[table.name] = (report.skipped[table.name] ?? 0) + rows.skipped;
         await insertRows(trx, table, rows.kept);
         report.rows[table.name] = (report.rows[table.name] ?? 0) + rows.kept.length;
