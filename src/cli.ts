@@ -6,11 +6,9 @@ import { DURATION_PATTERN, loadOrCreateSigningKey, mintToken } from './auth/loca
 import { ConfigError, loadConfig, type Config } from './config.js';
 import { migrateToLatest } from './db/migrate.js';
 import { openStore } from './db/store.js';
-import { DEMO_USER, seedDemo } from './seed/demo.js';
 import { AlreadySeeded, seedScale } from './seed/scale.js';
 import { openMediaStore } from './media-store/open-media-store.js';
 import { collectMediaGarbage } from './modules/media/gc.js';
-import { serve } from './server.js';
 import type { DatabaseConfig } from './db/config.js';
 import { ArchiveRefused, ImportConflicts } from './transfer/importer.js';
 import type { ExportProgress } from './transfer/exporter.js';
@@ -91,6 +89,9 @@ export async function main(argv: string[]): Promise<number> {
     .description('start the server (PORT, DATA_DIR, DATABASE_URL, ... from the environment)')
     .option('--workers <n>', 'processes sharing the port (node:cluster)', positiveInt, 1)
     .action(run(async (config, opts: { workers: number }) => {
+      // Loaded when run: the server (and the demo seed) bring Fastify, sharp and the rest, which
+      // would double the memory of the data commands (export, import) that never use them.
+      const { serve } = await import('./server.js');
       await serve(config, { workers: opts.workers });
       return EXIT.OK;
     }));
@@ -199,6 +200,7 @@ async function seed(config: Readonly<Config>, opts: SeedOptions): Promise<number
   if (opts.scale !== undefined) return seedScaleCommand(config, { ...opts, scale: opts.scale });
   if (!opts.demo) throw new Refused('seed: say what to load: --demo, or --scale N');
   if (config.auth.mode !== 'local') throw new Refused('seed --demo: its token comes from the local issuer, and AUTH_ISSUER is set');
+  const { DEMO_USER, seedDemo } = await import('./seed/demo.js');
   const store = openStore(config.database);
   try {
     await migrateToLatest(store);
