@@ -24,7 +24,7 @@ export const MANIFEST_ENTRY = 'manifest.json';
 export const MEDIA_PREFIX = 'media/';
 
 /** Rows a batch entry holds at most, and the bytes after which a batch is cut short. */
-export const BATCH_ROWS = 500;
+export const BATCH_ROWS = 100;
 export const BATCH_BYTES = 8 * 1024 * 1024;
 /**
  * A table entry larger than this is refused by the importer (it reads a batch whole): a batch

@@ -3,7 +3,7 @@ import type { Db } from '../db/unit-of-work.js';
 import type { TableSpec } from './archive-format.js';
 
 /** Rows a page query reads: keyset pagination, so memory holds one page whatever the table's size. */
-const PAGE_ROWS = 500;
+const PAGE_ROWS = 100;
 /** Values in one `in (...)` list: far below SQLite's 32,766 bound parameters. */
 export const IN_LIST_CHUNK = 1000;
 
