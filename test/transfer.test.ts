@@ -10,7 +10,7 @@ import { ArchiveRefused, ImportConflicts, type ImportReport } from '../src/trans
 import { createTransferService } from '../src/transfer/service.js';
 import { cardBody, startTestApp, type TestApp } from './helpers.js';
 import { adminToken, expectStatus, familyIdOf, familyOf, mustAdd, newUser, putCatalogueCard } from './fixtures-family.js';
-import { makeAudio, pollTranscode, uploadAudio } from './support/media.js';
+import { makeAudio, pollTranscode, startMediaStore, uploadAudio } from './support/media.js';
 import { repack, rowsOf, unpack } from './support/archives.js';
 import { testDialect, type TestDialect } from './support/test-database.js';
 
@@ -28,13 +28,17 @@ const ALL = 'user:content:manage family:library:manage';
 const SECRET = 'the-shared-media-url-secret-of-both';
 
 let keyDir: string;
+let s3: Awaited<ReturnType<typeof startMediaStore>> | undefined;
 let source: TestApp;
 let target: TestApp;
 
-/** The same settings on both instances: the key file carried over, the same address and media secret. */
-async function instance(dialect: TestDialect): Promise<TestApp> {
+/**
+ * The same settings on both instances: the key file carried over, the same address and media
+ * secret. `media` is the media store's settings (the source's is S3 on the PostgreSQL project).
+ */
+async function instance(dialect: TestDialect, media: Record<string, string> = {}): Promise<TestApp> {
   return startTestApp(
-    { SIGNING_KEY_FILE: path.join(keyDir, 'signing-key.json'), MEDIA_URL_SECRET: SECRET, PUBLIC_BASE_URL: 'http://cardshelf.test' },
+    { SIGNING_KEY_FILE: path.join(keyDir, 'signing-key.json'), MEDIA_URL_SECRET: SECRET, PUBLIC_BASE_URL: 'http://cardshelf.test', ...media },
     { dialect },
   );
 }
@@ -198,12 +202,16 @@ const NOT_READS = new Set(['/media/transcode/audio/uploadUrl']);
 
 beforeAll(async () => {
   keyDir = await mkdtemp(path.join(tmpdir(), 'cardshelf-key-'));
-  source = await instance(SOURCE);
+  // The media store of the project: S3 (s3rver) on PostgreSQL, so that archives also move
+  // media from an object store to the file system.
+  s3 = await startMediaStore();
+  source = await instance(SOURCE, s3.env);
   target = await instance(TARGET);
 }, 60_000);
 afterAll(async () => {
   await source?.close();
   await target?.close();
+  await s3?.close();
   await rm(keyDir, { recursive: true, force: true });
 });
 
@@ -326,6 +334,27 @@ describe(`refusals leave the target as it was (${TARGET})`, { timeout: 120_000 }
       e.name.startsWith('tables/02-cards/') ? { ...e, data: Buffer.from(e.data.toString().replace(/"in_club":\d/, '"in_club":"yes"')) } : e,
     );
     await refused(await repack(bad, { fixManifest: true }), /bad record in tables\/02-cards\/000001\.ndjson, line 1: in_club is not an integer/);
+  });
+
+  it('an archive whose rows fail in the database (a key twice in it): the transaction is rolled back', async () => {
+    const entries = await unpack(archive);
+    // The last table of the archive (display icons or family images, keyed): every other table
+    // is written, in the same transaction, before its duplicate row fails.
+    const last = entries.filter((e) => e.name.startsWith('tables/')).at(-1)!;
+    expect(last.name).toMatch(/^tables\/1[34]-/);
+    const [first] = last.data.toString().split('\n');
+    const twice = entries.map((e) => (e === last ? { ...e, data: Buffer.concat([e.data, Buffer.from(`${first}\n`)]) } : e));
+    const fresh = await instance(TARGET);
+    try {
+      const empty = await exportOf(fresh);
+      const err = await importInto(fresh, await repack(twice, { fixManifest: true })).then(() => undefined, (e: unknown) => e);
+      expect(err).toBeInstanceOf(Error);
+      expect(err).not.toBeInstanceOf(ArchiveRefused);
+      // Cards, families, memberships and the rest were written before the duplicate failed: all gone.
+      expect((await exportOf(fresh)).equals(empty)).toBe(true);
+    } finally {
+      await fresh.close();
+    }
   });
 
   it('an archive of a newer format version, with a message saying so', async () => {
