@@ -119,4 +119,16 @@ describe(`cardshelf export and import on ${testDialect()}`, { timeout: 240_000 }
     expect(skipped.stderr).toMatch(/^import: 0 rows written .*\(none\), 4 media objects, \d+ rows left out\n$/);
     expect((await snapshot('after.tar.gz')).equals(before)).toBe(true);
   });
+
+  // Last: it takes a media file away from the source.
+  it('stops (exit 1) when a recorded media object is missing from the store, leaving no file', async () => {
+    const objects = path.join(from.env.DATA_DIR!, 'media', 'objects');
+    const [prefix] = await readdir(objects);
+    const [name] = await readdir(path.join(objects, prefix!));
+    await rm(path.join(objects, prefix!, name!));
+    const r = await cli(['export', '--out', file('broken.tar.gz')], from.env);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain(`media object ${name} is recorded in the database, but its bytes are not in the media store`);
+    expect((await readdir(dir)).filter((f) => f.startsWith('broken'))).toEqual([]);
+  });
 });
