@@ -40,6 +40,8 @@ import { admitUnderPressure, registerLoadShedding } from './http/load-shedding.j
 import { createMetrics, registerMetrics } from './http/metrics.js';
 import { transcodeQueueDepth } from './modules/media/queries.js';
 import { describeRoutes, documentOptions, finishDocument } from './http/openapi.js';
+import { transferRoutes } from './transfer/routes.js';
+import { createTransferService } from './transfer/service.js';
 import { echoRequestId, requestId } from './http/request-id.js';
 import { registerSecurityHeaders } from './http/security-headers.js';
 import { createTagger } from './shared/entity-tag.js';
@@ -225,6 +227,7 @@ export async function buildApp(config: Readonly<Config>, opts: AppOptions = {}):
   const cards = createCardService(store, families, tagger, createTrackMediaFiller());
   await app.register(cardRoutes, { cards, media: signer, tagger });
   await app.register(familyRoutes, { families });
+  await app.register(transferRoutes, { transfer: createTransferService(store, media.mediaStore, families) });
   const groups = createGroupService(store, families, config, tagger);
   await app.register(libraryRoutes, { library: createLibraryService(store, families, groups, tagger) });
   await app.register(groupRoutes, { groups });

@@ -1,14 +1,18 @@
-import { readFileSync } from 'node:fs';
+import { createReadStream, createWriteStream, readFileSync } from 'node:fs';
+import { rename, rm, stat } from 'node:fs/promises';
+import { pipeline } from 'node:stream/promises';
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { DURATION_PATTERN, loadOrCreateSigningKey, mintToken } from './auth/local-issuer.js';
 import { ConfigError, loadConfig, type Config } from './config.js';
 import { migrateToLatest } from './db/migrate.js';
 import { openStore } from './db/store.js';
-import { DEMO_USER, seedDemo } from './seed/demo.js';
 import { AlreadySeeded, seedScale } from './seed/scale.js';
 import { openMediaStore } from './media-store/open-media-store.js';
 import { collectMediaGarbage } from './modules/media/gc.js';
-import { serve } from './server.js';
+import type { DatabaseConfig } from './db/config.js';
+import { ArchiveRefused, ImportConflicts } from './transfer/importer.js';
+import type { ExportProgress } from './transfer/exporter.js';
+import { createTransferService } from './transfer/service.js';
 
 /**
  * The exit codes of every command (README, "Command line"). Anything thrown that is not one
@@ -37,6 +41,12 @@ function positiveInt(text: string): number {
   const n = /^\d[\d_]*$/.test(text) ? Number(text.replaceAll('_', '')) : NaN;
   if (!Number.isSafeInteger(n) || n < 1) throw new InvalidArgumentError('A whole number from 1 up is expected.');
   return n;
+}
+
+/** A family id as `PUT /admin/families/{familyId}` takes them. */
+function familyId(text: string): string {
+  if (!/^[A-Za-z0-9_-]{1,64}$/.test(text)) throw new InvalidArgumentError('A family id is 1 to 64 characters of [A-Za-z0-9_-].');
+  return text;
 }
 
 function duration(text: string): string {
@@ -79,6 +89,9 @@ export async function main(argv: string[]): Promise<number> {
     .description('start the server (PORT, DATA_DIR, DATABASE_URL, ... from the environment)')
     .option('--workers <n>', 'processes sharing the port (node:cluster)', positiveInt, 1)
     .action(run(async (config, opts: { workers: number }) => {
+      // Loaded when run: the server (and the demo seed) bring Fastify, sharp and the rest, which
+      // would double the memory of the data commands (export, import) that never use them.
+      const { serve } = await import('./server.js');
       await serve(config, { workers: opts.workers });
       return EXIT.OK;
     }));
@@ -114,6 +127,20 @@ export async function main(argv: string[]): Promise<number> {
     .option('--grace <duration>', 'keep what was stored less than this long ago: 30m, 12h, 7d', durationMs, 7 * 86_400_000)
     .option('--dry-run', 'report what would be removed, remove nothing', false)
     .action(run(mediaGc));
+
+  program
+    .command('export')
+    .description('write everything, or one family, as one archive (a gzipped tar: the rows, the media, a manifest)')
+    .option('--family <id>', 'only this family: its members, their MYO cards, library, groups, wishlists, history and media', familyId)
+    .option('--out <file>', 'the archive to write (default: stdout, unless it is a terminal)')
+    .action(run(exportCommand));
+
+  program
+    .command('import')
+    .description('load an archive into the configured database and media store; a damaged archive, a newer format or ids already taken are refused before anything is written')
+    .argument('<file>', 'the archive, as cardshelf export wrote it')
+    .option('--skip-conflicts', 'leave out the records whose ids are taken already (and the history of a family already there) instead of refusing', false)
+    .action(run(importCommand));
 
   try {
     await program.parseAsync(argv, { from: 'user' });
@@ -173,6 +200,7 @@ async function seed(config: Readonly<Config>, opts: SeedOptions): Promise<number
   if (opts.scale !== undefined) return seedScaleCommand(config, { ...opts, scale: opts.scale });
   if (!opts.demo) throw new Refused('seed: say what to load: --demo, or --scale N');
   if (config.auth.mode !== 'local') throw new Refused('seed --demo: its token comes from the local issuer, and AUTH_ISSUER is set');
+  const { DEMO_USER, seedDemo } = await import('./seed/demo.js');
   const store = openStore(config.database);
   try {
     await migrateToLatest(store);
@@ -221,6 +249,85 @@ async function mediaGc(config: Readonly<Config>, opts: MediaGcOptions): Promise<
     err(`media gc: ${report.dryRun ? 'would remove' : 'removed'} ${report.removed.length} objects, ${report.bytes} bytes`);
     process.stdout.write(`${JSON.stringify(report)}\n`);
     return EXIT.OK;
+  } finally {
+    await store.db.destroy();
+  }
+}
+
+/**
+ * Export and import run for minutes on a big instance: a statement may take longer than a
+ * request's, and waiting for the servers' write lock is better than failing.
+ */
+function transferDatabase(database: DatabaseConfig): DatabaseConfig {
+  return { ...database, statementTimeoutMs: Math.max(database.statementTimeoutMs, 120_000) };
+}
+
+/** A line on stderr every 2 seconds, when stderr is a terminal (never in a pipe or a log). */
+function terminalProgress(): ((line: string) => void) | undefined {
+  if (!process.stderr.isTTY) return undefined;
+  let last = 0;
+  return (line) => {
+    if (performance.now() - last < 2000) return;
+    last = performance.now();
+    err(line);
+  };
+}
+
+interface ExportOptions {
+  family?: string;
+  out?: string;
+}
+
+async function exportCommand(config: Readonly<Config>, opts: ExportOptions): Promise<number> {
+  if (opts.out === undefined && process.stdout.isTTY) throw new Refused('export: stdout is a terminal; give --out FILE or redirect it');
+  const store = openStore(transferDatabase(config.database));
+  // Written beside the target and renamed when whole: a failed export leaves no half archive.
+  const partial = opts.out === undefined ? undefined : `${opts.out}.partial`;
+  try {
+    await migrateToLatest(store);
+    const transfer = createTransferService(store, openMediaStore(config.media));
+    const line = terminalProgress();
+    const progress = line && ((p: ExportProgress) => line(`export: ${p.mediaObjects} media objects, ${p.rows.toLocaleString('en')} rows (${p.table || 'media'})`));
+    const archive = opts.family === undefined ? transfer.instanceArchive(progress) : await transfer.familyArchive(opts.family, progress);
+    if (!archive) throw new Refused(`export: there is no family ${opts.family}`);
+    await pipeline(archive, partial === undefined ? process.stdout : createWriteStream(partial));
+    if (partial !== undefined && opts.out !== undefined) {
+      await rename(partial, opts.out);
+      err(`export: wrote ${opts.out} (${(await stat(opts.out)).size} bytes)`);
+    }
+    return EXIT.OK;
+  } catch (e) {
+    if (partial !== undefined) await rm(partial, { force: true });
+    throw e;
+  } finally {
+    await store.db.destroy();
+  }
+}
+
+async function importCommand(config: Readonly<Config>, file: string, opts: { skipConflicts: boolean }): Promise<number> {
+  if (!(await stat(file).catch(() => undefined))?.isFile()) throw new Refused(`import: ${file} is not a file`);
+  const store = openStore(transferDatabase(config.database));
+  try {
+    await migrateToLatest(store);
+    const transfer = createTransferService(store, openMediaStore(config.media));
+    const report = await transfer.importArchive(() => createReadStream(file), { skipConflicts: opts.skipConflicts, progress: terminalProgress() });
+    const total = (counts: Record<string, number>): number => Object.values(counts).reduce((a, b) => a + b, 0);
+    const written = Object.entries(report.rows).filter(([, n]) => n > 0).map(([table, n]) => `${table} ${n}`).join(', ');
+    err(
+      `import: ${total(report.rows)} rows written in ${report.seconds.toFixed(1)} s (${written || 'none'}), ` +
+        `${report.mediaObjects} media objects, ${total(report.skipped)} rows left out`,
+    );
+    return EXIT.OK;
+  } catch (e) {
+    if (e instanceof ArchiveRefused) throw new Refused(`import: ${e.message}; nothing was written`);
+    if (e instanceof ImportConflicts) {
+      const examples = e.examples.map((c) => `${c.table} (${c.key}) ${c.value}`).join('; ');
+      throw new Refused(
+        `import: ${e.message} (${examples}${e.total > e.examples.length ? '; ...' : ''}); nothing was written. ` +
+          'Give --skip-conflicts to import the rest.',
+      );
+    }
+    throw e;
   } finally {
     await store.db.destroy();
   }

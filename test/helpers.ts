@@ -7,7 +7,7 @@ import { loadOrCreateSigningKey, mintToken } from '../src/auth/local-issuer.js';
 import { loadConfig, type Config } from '../src/config.js';
 import type { App } from '../src/http/route-app.js';
 import { contractChecker, type ContractCheck } from './support/contract.js';
-import { createTestDatabase } from './support/test-database.js';
+import { createTestDatabase, type TestDialect } from './support/test-database.js';
 
 export const ALL_USER_SCOPES = 'user:content:manage family:library:manage';
 
@@ -40,12 +40,12 @@ export interface Reply {
 /**
  * A fresh app on a fresh database, built exactly as production builds it, with the
  * environment `env` on top of the defaults. The database is the one of the test project
- * (SQLite or PostgreSQL: see vitest.config.ts); `close` removes it.
+ * (SQLite or PostgreSQL: see vitest.config.ts) unless `opts.dialect` names another; `close` removes it.
  */
-export async function startTestApp(env: Record<string, string> = {}): Promise<TestApp> {
+export async function startTestApp(env: Record<string, string> = {}, opts: { dialect?: TestDialect } = {}): Promise<TestApp> {
   const dataDir = await mkdtemp(path.join(tmpdir(), 'cardshelf-test-'));
   const breaches: string[] = [];
-  const database = await createTestDatabase();
+  const database = await createTestDatabase(opts.dialect);
   let app: App;
   let config: Readonly<Config>;
   try {

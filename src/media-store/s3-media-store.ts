@@ -4,15 +4,7 @@ import path from 'node:path';
 import { PassThrough, type Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { randomBytes } from 'node:crypto';
-import {
-  DeleteObjectCommand,
-  GetObjectCommand,
-  HeadObjectCommand,
-  ListObjectsV2Command,
-  PutObjectCommand,
-  S3Client,
-  S3ServiceException,
-} from '@aws-sdk/client-s3';
+import type { S3Client } from '@aws-sdk/client-s3';
 import { SHA256_HEX, type MediaStore, type StagedObject } from './media-store.js';
 import { stageToFile, sweepDir } from './staging.js';
 
@@ -28,6 +20,14 @@ export interface S3StoreConfig {
   credentials: { accessKeyId: string; secretAccessKey: string } | undefined;
 }
 
+type Sdk = typeof import('@aws-sdk/client-s3');
+let sdkLoading: Promise<Sdk> | undefined;
+/**
+ * The AWS SDK, loaded on first use: it is a quarter of the memory of a command that never uses
+ * it (export and import on the file system, docs in bench/RESULTS.md).
+ */
+const loadSdk = (): Promise<Sdk> => (sdkLoading ??= import('@aws-sdk/client-s3'));
+
 /**
  * Media in an S3-compatible object store, for many instances (AWS SDK v3). Bytes are staged on
  * local disk (`localDir`), hashed and checked there like the file-system store does, then put
@@ -35,7 +35,7 @@ export interface S3StoreConfig {
  * a local copy, fetched on first need into `localDir/cache`.
  */
 export function createS3MediaStore(config: S3StoreConfig, localDir: string): MediaStore {
-  const client = new S3Client({
+  const makeClient = (sdk: Sdk): S3Client => new sdk.S3Client({
     region: config.region,
     endpoint: config.endpoint,
     forcePathStyle: config.forcePathStyle,
@@ -45,6 +45,9 @@ export function createS3MediaStore(config: S3StoreConfig, localDir: string): Med
     requestChecksumCalculation: 'WHEN_REQUIRED',
     responseChecksumValidation: 'WHEN_REQUIRED',
   });
+  const connecting = loadSdk().then((sdk) => ({ sdk, client: makeClient(sdk) }));
+  // Not left unhandled when nothing is ever asked of the store; each use awaits it again.
+  connecting.catch(() => {});
   const stagingDir = path.join(localDir, 'staging');
   const cacheDir = path.join(localDir, 'cache');
   const { bucket } = config;
@@ -53,8 +56,8 @@ export function createS3MediaStore(config: S3StoreConfig, localDir: string): Med
     if (!SHA256_HEX.test(sha256)) throw new Error(`not a SHA-256 hex digest: ${sha256}`);
     return `${config.prefix}objects/${sha256}`;
   }
-  const missing = (err: unknown): boolean =>
-    err instanceof S3ServiceException && (err.$metadata.httpStatusCode === 404 || err.name === 'NotFound' || err.name === 'NoSuchKey');
+  const missing = (sdk: Sdk, err: unknown): boolean =>
+    err instanceof sdk.S3ServiceException && (err.$metadata.httpStatusCode === 404 || err.name === 'NotFound' || err.name === 'NoSuchKey');
 
   return {
     async stage(body, maxBytes) {
@@ -66,8 +69,9 @@ export function createS3MediaStore(config: S3StoreConfig, localDir: string): Med
         path: tempPath,
         async commit() {
           if (settled) return;
+          const { sdk, client } = await connecting;
           await client.send(
-            new PutObjectCommand({ Bucket: bucket, Key: key(sha256), Body: createReadStream(tempPath), ContentLength: size }),
+            new sdk.PutObjectCommand({ Bucket: bucket, Key: key(sha256), Body: createReadStream(tempPath), ContentLength: size }),
           );
           settled = true;
           await rm(tempPath, { force: true });
@@ -82,19 +86,23 @@ export function createS3MediaStore(config: S3StoreConfig, localDir: string): Med
     },
 
     async stat(sha256) {
+      const { sdk, client } = await connecting;
       try {
-        const head = await client.send(new HeadObjectCommand({ Bucket: bucket, Key: key(sha256) }));
+        const head = await client.send(new sdk.HeadObjectCommand({ Bucket: bucket, Key: key(sha256) }));
         return { size: Number(head.ContentLength ?? 0) };
       } catch (err) {
-        if (missing(err)) return undefined;
+        if (missing(sdk, err)) return undefined;
         throw err;
       }
     },
 
     read(sha256, range) {
       const out = new PassThrough();
-      client
-        .send(new GetObjectCommand({ Bucket: bucket, Key: key(sha256), Range: range ? `bytes=${range.start}-${range.end}` : undefined }))
+      const objectKey = key(sha256);
+      connecting
+        .then(({ sdk, client }) =>
+          client.send(new sdk.GetObjectCommand({ Bucket: bucket, Key: objectKey, Range: range ? `bytes=${range.start}-${range.end}` : undefined })),
+        )
         .then((answer) => pipeline(answer.Body as Readable, out))
         .catch((err: Error) => out.destroy(err));
       return out;
@@ -105,22 +113,25 @@ export function createS3MediaStore(config: S3StoreConfig, localDir: string): Med
       if (await stat(file).catch(() => undefined)) return file;
       await mkdir(cacheDir, { recursive: true });
       const temp = `${file}.${randomBytes(6).toString('hex')}.part`;
-      const answer = await client.send(new GetObjectCommand({ Bucket: bucket, Key: key(sha256) }));
+      const { sdk, client } = await connecting;
+      const answer = await client.send(new sdk.GetObjectCommand({ Bucket: bucket, Key: key(sha256) }));
       await pipeline(answer.Body as Readable, createWriteStream(temp));
       await rename(temp, file);
       return file;
     },
 
     async remove(sha256) {
-      await client.send(new DeleteObjectCommand({ Bucket: bucket, Key: key(sha256) }));
+      const { sdk, client } = await connecting;
+      await client.send(new sdk.DeleteObjectCommand({ Bucket: bucket, Key: key(sha256) }));
       await rm(path.join(cacheDir, sha256), { force: true });
     },
 
     async *list() {
+      const { sdk, client } = await connecting;
       let token: string | undefined;
       do {
         const page = await client.send(
-          new ListObjectsV2Command({ Bucket: bucket, Prefix: `${config.prefix}objects/`, ContinuationToken: token }),
+          new sdk.ListObjectsV2Command({ Bucket: bucket, Prefix: `${config.prefix}objects/`, ContinuationToken: token }),
         );
         for (const object of page.Contents ?? []) {
           const name = object.Key?.slice(`${config.prefix}objects/`.length) ?? '';

@@ -15,3 +15,9 @@ export async function familyIdOfUser(db: Db, userId: string): Promise<string | u
   const row = await db.selectFrom('family_memberships').select('family_id').where('user_id', '=', userId).executeTakeFirst();
   return row?.family_id;
 }
+
+/** Whether a family with this id exists. */
+export async function familyExists(db: Db, familyId: string): Promise<boolean> {
+  const row = await db.selectFrom('families').select('family_id').where('family_id', '=', familyId).executeTakeFirst();
+  return row !== undefined;
+}

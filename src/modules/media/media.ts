@@ -2,6 +2,7 @@ import path from 'node:path';
 import type { Log } from '../../shared/log.js';
 import type { Config } from '../../config.js';
 import type { Store } from '../../db/dialect.js';
+import type { MediaStore } from '../../media-store/media-store.js';
 import { openMediaStore } from '../../media-store/open-media-store.js';
 import type { MediaUrlSigner } from '../wishlists/media-urls.js';
 import { createAudioUploads, type AudioUploads } from './audio-uploads.js';
@@ -16,6 +17,8 @@ export interface Media {
   files: MediaFiles;
   images: Images;
   maxImageBytes: number;
+  /** The bytes themselves, for what copies them whole (export). */
+  mediaStore: MediaStore;
   /** Stops the transcode worker (running jobs go back to the queue). */
   close(): Promise<void>;
 }
@@ -53,6 +56,7 @@ export function createMedia(
     files: createMediaFiles(store, mediaStore, signer),
     images: createImages({ store, mediaStore, objects, signer, publicBaseUrl: config.publicBaseUrl }),
     maxImageBytes: config.media.maxImageBytes,
+    mediaStore,
     close: () => worker.close(),
   };
 }

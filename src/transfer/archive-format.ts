@@ -1,0 +1,345 @@
+/**
+ * The archive `cardshelf export` writes and `cardshelf import` reads (docs/deploy.md, "Moving
+ * house"): a gzipped tar whose entries come in this order:
+ *
+ *   cardshelf-archive.json       {format, version, scope, tables}: read first, so that an archive
+ *                                of a newer version is refused before anything else is read
+ *   media/<sha256>               the bytes of each media object, named by their SHA-256
+ *   tables/<NN>-<table>/<n>.ndjson  rows, one JSON object a line, in key order, in batches
+ *   manifest.json                every entry before it with its size and SHA-256, and the rows
+ *                                of each table: the importer checks the whole archive against it
+ *                                before it writes anything
+ *
+ * Nothing in it depends on the time or the database it was written from (tar times are 0,
+ * sizes are numbers on every database, rows are in byte-wise key order), so exporting the same
+ * data twice, from SQLite or PostgreSQL, gives the same bytes.
+ */
+
+export const ARCHIVE_FORMAT = 'cardshelf-archive';
+/** Raised when the format changes; an importer refuses archives of a later version than its own. */
+export const ARCHIVE_VERSION = 1;
+
+export const HEADER_ENTRY = 'cardshelf-archive.json';
+export const MANIFEST_ENTRY = 'manifest.json';
+export const MEDIA_PREFIX = 'media/';
+
+/** Rows a batch entry holds at most, and the bytes after which a batch is cut short. */
+export const BATCH_ROWS = 100;
+export const BATCH_BYTES = 8 * 1024 * 1024;
+/**
+ * A table entry larger than this is refused by the importer (it reads a batch whole): a batch
+ * the exporter writes stays under BATCH_BYTES plus one row, and a row is at most a card
+ * document of about a MiB (BODY_LIMIT).
+ */
+export const MAX_BATCH_ENTRY_BYTES = 64 * 1024 * 1024;
+
+/** What the archive holds: the whole instance, or one family with what belongs to it. */
+export type ArchiveScope = { kind: 'instance' } | { kind: 'family'; familyId: string };
+
+export interface ArchiveHeader {
+  format: typeof ARCHIVE_FORMAT;
+  version: number;
+  scope: ArchiveScope;
+  tables: string[];
+}
+
+export interface ManifestEntry {
+  name: string;
+  size: number;
+  sha256: string;
+}
+
+export interface Manifest {
+  format: typeof ARCHIVE_FORMAT;
+  version: number;
+  scope: ArchiveScope;
+  /** Rows of each table, in table order. */
+  rows: Record<string, number>;
+  entries: ManifestEntry[];
+}
+
+/**
+ * A column's portable type: `text` (no NUL: PostgreSQL cannot store it), `json` (text that
+ * parses as JSON), `int` (a safe integer; flags are 0/1 integers), `bigint` (a size: a
+ * non-negative safe integer, a number in the archive even where PostgreSQL reads a string).
+ */
+export type ColumnType = 'text' | 'json' | 'int' | 'bigint';
+
+export interface ColumnSpec {
+  name: string;
+  type: ColumnType;
+  nullable?: boolean;
+}
+
+export interface TableSpec {
+  name: string;
+  columns: readonly ColumnSpec[];
+  /** The order rows are read and written in: the primary key, or an internal one. */
+  order: readonly string[];
+  /**
+   * A column of `order` that is not exported (family_events' auto-increment id: history is
+   * read in id order, so rows are written in that order and the target numbers them anew).
+   */
+  internalOrder?: boolean;
+  /** Every key a row of the archive may collide on with a row already in the target. */
+  keys: readonly (readonly string[])[];
+  /**
+   * Rows named by their content (a media object by its hash, a transcode by its source): a
+   * row already in the target is the same fact, kept as it is, never a conflict.
+   */
+  shared?: boolean;
+}
+
+const text = (name: string, nullable = false): ColumnSpec => ({ name, type: 'text', nullable });
+const json = (name: string, nullable = false): ColumnSpec => ({ name, type: 'json', nullable });
+const int = (name: string): ColumnSpec => ({ name, type: 'int' });
+const bigint = (name: string): ColumnSpec => ({ name, type: 'bigint' });
+
+/**
+ * The tables, parents before children (the importer inserts in this order, and the foreign
+ * keys are checked on every insert). Migration bookkeeping and readiness_probe are not data.
+ */
+export const TABLES: readonly TableSpec[] = [
+  {
+    name: 'media_objects',
+    columns: [text('sha256'), bigint('size'), text('content_type'), text('created_at')],
+    order: ['sha256'],
+    keys: [['sha256']],
+    shared: true,
+  },
+  {
+    name: 'cards',
+    columns: [
+      text('card_id'),
+      text('user_id'),
+      text('origin'),
+      int('is_free'),
+      int('in_club'),
+      int('deleted'),
+      text('sortkey'),
+      text('created_at'),
+      text('updated_at'),
+      json('doc'),
+      json('summary'),
+    ],
+    order: ['card_id'],
+    keys: [['card_id']],
+  },
+  {
+    name: 'families',
+    columns: [text('family_id'), text('country'), json('flags'), text('created_at'), text('updated_at')],
+    order: ['family_id'],
+    keys: [['family_id']],
+  },
+  {
+    name: 'family_memberships',
+    columns: [
+      text('user_id'),
+      text('family_id'),
+      int('listed'),
+      text('added_at'),
+      int('approved'),
+      text('approved_at', true),
+      int('verified'),
+      text('verified_email', true),
+      int('position'),
+    ],
+    order: ['user_id'],
+    keys: [['user_id']],
+  },
+  {
+    name: 'family_devices',
+    columns: [text('device_id'), text('family_id'), text('added_at'), int('position')],
+    order: ['device_id'],
+    keys: [['device_id']],
+  },
+  {
+    name: 'family_events',
+    columns: [text('family_id'), text('type'), text('at'), json('details')],
+    order: ['id'],
+    internalOrder: true,
+    keys: [],
+  },
+  {
+    name: 'library_records',
+    columns: [
+      text('record_id'),
+      text('family_id'),
+      text('card_id'),
+      text('provenance_id'),
+      text('reason'),
+      text('created_at'),
+      text('updated_at'),
+    ],
+    order: ['record_id'],
+    keys: [['record_id'], ['family_id', 'card_id']],
+  },
+  {
+    name: 'library_groups',
+    columns: [
+      text('group_id'),
+      text('family_id'),
+      text('name'),
+      text('image_id'),
+      json('items'),
+      text('created_at'),
+      text('last_modified_at'),
+    ],
+    order: ['group_id'],
+    keys: [['group_id']],
+  },
+  {
+    name: 'wishlists',
+    columns: [text('wishlist_id'), text('share_id'), text('user_id'), json('content'), text('created_at'), text('updated_at')],
+    order: ['wishlist_id'],
+    keys: [['wishlist_id'], ['share_id']],
+  },
+  {
+    name: 'media_holdings',
+    columns: [text('owner_id'), text('sha256'), text('kind'), bigint('size'), text('created_at')],
+    order: ['owner_id', 'sha256', 'kind'],
+    keys: [['owner_id', 'sha256', 'kind']],
+  },
+  {
+    name: 'audio_uploads',
+    columns: [
+      text('upload_id'),
+      text('user_id'),
+      text('filename', true),
+      text('declared_sha256', true),
+      text('state'),
+      text('source_sha256', true),
+      text('url_expires_at'),
+      text('created_at'),
+      text('updated_at'),
+    ],
+    order: ['upload_id'],
+    keys: [['upload_id']],
+  },
+  {
+    name: 'transcodes',
+    columns: [
+      text('source_sha256'),
+      int('loudnorm'),
+      text('status'),
+      int('attempts'),
+      text('lease_until', true),
+      int('progress'),
+      text('transcoded_sha256', true),
+      json('transcoded_info', true),
+      text('error', true),
+      text('created_at'),
+      text('updated_at'),
+    ],
+    order: ['source_sha256', 'loudnorm'],
+    keys: [['source_sha256', 'loudnorm']],
+    shared: true,
+  },
+  {
+    name: 'display_icons',
+    columns: [
+      text('display_icon_id'),
+      text('user_id'),
+      text('media_id'),
+      text('title', true),
+      json('public_tags'),
+      text('created_at'),
+    ],
+    order: ['display_icon_id'],
+    keys: [['display_icon_id'], ['user_id', 'media_id']],
+  },
+  {
+    name: 'family_images',
+    columns: [text('family_id'), text('image_id'), bigint('size'), text('created_at')],
+    order: ['family_id', 'image_id'],
+    keys: [['family_id', 'image_id']],
+  },
+];
+
+export const TABLE_NAMES = TABLES.map((t) => t.name);
+
+/** `tables/03-families/000001.ndjson`: the prefix numbers the tables so that names sort in order. */
+export function batchEntryName(tableIndex: number, batch: number): string {
+  const table = TABLES[tableIndex]!;
+  return `tables/${String(tableIndex + 1).padStart(2, '0')}-${table.name}/${String(batch).padStart(6, '0')}.ndjson`;
+}
+
+const BATCH_ENTRY = /^tables\/(\d{2})-([a-z_]+)\/(\d{6})\.ndjson$/;
+
+/** The table index and batch number of a batch entry's name, or undefined. */
+export function parseBatchEntryName(name: string): { tableIndex: number; batch: number } | undefined {
+  const match = BATCH_ENTRY.exec(name);
+  if (!match) return undefined;
+  const tableIndex = Number(match[1]) - 1;
+  if (TABLES[tableIndex]?.name !== match[2]) return undefined;
+  return { tableIndex, batch: Number(match[3]) };
+}
+
+export type Row = Record<string, string | number | null>;
+
+/** A row as read from either database, in the archive's form: columns in spec order, sizes as numbers. */
+export function encodeRow(table: TableSpec, row: Record<string, unknown>): string {
+  const out: Row = {};
+  for (const column of table.columns) {
+    const value = row[column.name];
+    if (value === null || value === undefined) out[column.name] = null;
+    else if (column.type === 'bigint' || column.type === 'int') out[column.name] = Number(value);
+    else if (typeof value === 'string') out[column.name] = value;
+    else throw new Error(`${table.name}.${column.name} is not text in the database`);
+  }
+  return JSON.stringify(out);
+}
+
+/** A row of the archive that cannot be imported as it is: the reason, with where it is. */
+export class BadRow extends Error {}
+
+/**
+ * Parses and checks one line of a batch: exactly the table's columns, each of its type. What
+ * passes can be inserted on either database as it is.
+ */
+export function decodeRow(table: TableSpec, line: string): Row {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(line);
+  } catch {
+    throw new BadRow('not a JSON line');
+  }
+  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) throw new BadRow('not a JSON object');
+  const row = parsed as Record<string, unknown>;
+  const names = Object.keys(row);
+  const expected = table.columns.map((c) => c.name);
+  if (names.length !== expected.length || names.some((n, i) => n !== expected[i])) {
+    throw new BadRow(`columns are [${names.join(', ')}], expected [${expected.join(', ')}]`);
+  }
+  for (const column of table.columns) {
+    const value = row[column.name];
+    if (value === null) {
+      if (!column.nullable) throw new BadRow(`${column.name} is null`);
+      continue;
+    }
+    switch (column.type) {
+      case 'text':
+      case 'json':
+        if (typeof value !== 'string') throw new BadRow(`${column.name} is not a string`);
+        if (value.includes('\u0000')) throw new BadRow(`${column.name} holds U+0000`);
+        if (column.type === 'json') {
+          try {
+            JSON.parse(value);
+          } catch {
+            throw new BadRow(`${column.name} is not JSON`);
+          }
+        }
+        break;
+      case 'int':
+        if (typeof value !== 'number' || !Number.isSafeInteger(value)) throw new BadRow(`${column.name} is not an integer`);
+        break;
+      case 'bigint':
+        if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0) throw new BadRow(`${column.name} is not a size`);
+        break;
+    }
+  }
+  return row as Row;
+}
+
+/** A key's value in a row, as one string (for sets and messages). */
+export const keyOf = (row: Row, key: readonly string[]): string => key.map((c) => String(row[c])).join(' ');

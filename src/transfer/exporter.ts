@@ -1,0 +1,217 @@
+import { createHash } from 'node:crypto';
+import { pipeline, type Readable } from 'node:stream';
+import { createGzip } from 'node:zlib';
+import { sql } from 'kysely';
+import tar from 'tar-stream';
+import type { Store } from '../db/dialect.js';
+import type { Db } from '../db/unit-of-work.js';
+import type { MediaStore } from '../media-store/media-store.js';
+import { memberIdsOf } from '../modules/families/queries.js';
+import {
+  ARCHIVE_FORMAT,
+  ARCHIVE_VERSION,
+  BATCH_BYTES,
+  BATCH_ROWS,
+  HEADER_ENTRY,
+  MANIFEST_ENTRY,
+  MEDIA_PREFIX,
+  TABLES,
+  TABLE_NAMES,
+  batchEntryName,
+  encodeRow,
+  type ArchiveHeader,
+  type ArchiveScope,
+  type Manifest,
+  type ManifestEntry,
+  type TableSpec,
+} from './archive-format.js';
+import { ALL_ROWS, IN_LIST_CHUNK, readTable, type RowFilter } from './table-reader.js';
+
+/** Any SHA-256 in a stored document: a media reference, a cover's mediaUrl, an icon's id (as media gc reads them). */
+const HASH_IN_TEXT = /[0-9a-f]{64}/g;
+/** Fixed, so that the same data gives the same archive bytes (see archive-format.ts). */
+const ENTRY_TIME = new Date(0);
+
+export interface ExportProgress {
+  table: string;
+  rows: number;
+  mediaObjects: number;
+}
+
+/**
+ * Streams the archive of `scope` (archive-format.ts): the gzipped bytes come out of the stream
+ * returned as they are made, read in pages (keyset pagination) and written with backpressure,
+ * so that memory holds a page and a batch whatever the instance's size. A failure (the
+ * database, a media object recorded but missing from the store) destroys the stream with the
+ * error: a reader never mistakes a broken archive for a whole one (it has no manifest).
+ */
+export function exportArchive(store: Store, media: MediaStore, scope: ArchiveScope, progress?: (p: ExportProgress) => void): Readable {
+  const pack = tar.pack();
+  // Errors reach the caller through `out` (destroyed with them), not through this callback.
+  const out = pipeline(pack, createGzip(), () => {});
+  writeArchive(pack, store.db, media, scope, progress).catch((err: Error) => {
+    pack.destroy(err);
+    out.destroy(err);
+  });
+  return out;
+}
+
+async function writeArchive(
+  pack: tar.Pack,
+  db: Db,
+  media: MediaStore,
+  scope: ArchiveScope,
+  progress?: (p: ExportProgress) => void,
+): Promise<void> {
+  const filters = scope.kind === 'instance' ? undefined : await familyFilters(db, scope.familyId);
+  const filterOf = (table: TableSpec): RowFilter => filters?.[table.name] ?? ALL_ROWS;
+  const entries: ManifestEntry[] = [];
+  const counts: Record<string, number> = {};
+  const state: ExportProgress = { table: '', rows: 0, mediaObjects: 0 };
+
+  const header: ArchiveHeader = { format: ARCHIVE_FORMAT, version: ARCHIVE_VERSION, scope, tables: TABLE_NAMES };
+  const headerBytes = Buffer.from(`${JSON.stringify(header)}\n`);
+  await putBuffer(pack, HEADER_ENTRY, headerBytes);
+  entries.push({ name: HEADER_ENTRY, size: headerBytes.length, sha256: createHash('sha256').update(headerBytes).digest('hex') });
+
+  // The bytes first: the importer stores them before it opens its transaction for the rows.
+  const objects = TABLES[0]!;
+  for await (const page of readTable(db, objects, filterOf(objects))) {
+    for (const row of page) {
+      const sha256 = String(row.sha256);
+      const stat = await media.stat(sha256);
+      if (!stat) throw new Error(`media object ${sha256} is recorded in the database, but its bytes are not in the media store`);
+      const name = `${MEDIA_PREFIX}${sha256}`;
+      await putStream(pack, name, stat.size, media.read(sha256));
+      entries.push({ name, size: stat.size, sha256 });
+      state.mediaObjects += 1;
+    }
+    progress?.(state);
+  }
+
+  for (const [tableIndex, table] of TABLES.entries()) {
+    counts[table.name] = 0;
+    state.table = table.name;
+    let lines: string[] = [];
+    let bytes = 0;
+    let batch = 0;
+    const flush = async (): Promise<void> => {
+      if (lines.length === 0) return;
+      batch += 1;
+      const name = batchEntryName(tableIndex, batch);
+      const buffer = Buffer.from(`${lines.join('\n')}\n`);
+      await putBuffer(pack, name, buffer);
+      entries.push({ name, size: buffer.length, sha256: createHash('sha256').update(buffer).digest('hex') });
+      lines = [];
+      bytes = 0;
+    };
+    for await (const page of readTable(db, table, filterOf(table))) {
+      for (const row of page) {
+        const line = encodeRow(table, row);
+        lines.push(line);
+        bytes += line.length;
+        if (lines.length >= BATCH_ROWS || bytes >= BATCH_BYTES) await flush();
+      }
+      counts[table.name] = (counts[table.name] ?? 0) + page.length;
+      state.rows += page.length;
+      progress?.(state);
+    }
+    await flush();
+  }
+
+  const manifest: Manifest = { format: ARCHIVE_FORMAT, version: ARCHIVE_VERSION, scope, rows: counts, entries };
+  await putBuffer(pack, MANIFEST_ENTRY, Buffer.from(`${JSON.stringify(manifest)}\n`));
+  pack.finalize();
+}
+
+/** Resolves once the pack has taken the entry (its buffer below the high-water mark), rejects if it was destroyed. */
+function putBuffer(pack: tar.Pack, name: string, buffer: Buffer): Promise<void> {
+  return whileOpen(pack, (done) => {
+    pack.entry({ name, size: buffer.length, mtime: ENTRY_TIME, mode: 0o644 }, buffer, done);
+  });
+}
+
+function putStream(pack: tar.Pack, name: string, size: number, body: Readable): Promise<void> {
+  return whileOpen(pack, (done) => {
+    const sink = pack.entry({ name, size, mtime: ENTRY_TIME, mode: 0o644 }, done);
+    body.once('error', (err) => done(err));
+    body.pipe(sink);
+  });
+}
+
+/** Runs `start`, settling with its callback, or with an error when the pack closes first (its reader went away). */
+function whileOpen(pack: tar.Pack, start: (done: (err?: Error | null) => void) => void): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const closed = (): void => reject(new Error('the archive stream was closed'));
+    pack.once('close', closed);
+    start((err) => {
+      pack.off('close', closed);
+      if (err) reject(err);
+      else resolve();
+    });
+  });
+}
+
+/**
+ * The rows of one family's archive: the family, its memberships, devices, history, library
+ * records, groups and images; its members' MYO cards, wishlists, icons, uploads and media
+ * holdings; and the media objects (and their transcodes) that any of these names.
+ */
+async function familyFilters(db: Db, familyId: string): Promise<Record<string, RowFilter>> {
+  const members = memberIdsOf(db, familyId);
+  const ofFamily: RowFilter = { where: sql`family_id = ${familyId}` };
+  const ofMembers: RowFilter = { where: sql`user_id in (${members})` };
+  const hashes = await familyMedia(db, familyId);
+  return {
+    media_objects: { column: 'sha256', values: hashes },
+    cards: { where: sql`user_id in (${members}) and origin = 'myo'` },
+    families: ofFamily,
+    family_memberships: ofFamily,
+    family_devices: ofFamily,
+    family_events: ofFamily,
+    library_records: ofFamily,
+    library_groups: ofFamily,
+    wishlists: ofMembers,
+    media_holdings: { where: sql`owner_id in (${members}) or owner_id = ${`family:${familyId}`}` },
+    audio_uploads: ofMembers,
+    transcodes: { column: 'source_sha256', values: hashes },
+    display_icons: ofMembers,
+    family_images: ofFamily,
+  };
+}
+
+/** The media objects a family's rows name (see familyFilters), those recorded in media_objects. */
+async function familyMedia(db: Db, familyId: string): Promise<string[]> {
+  const named = new Set<string>();
+  const note = (value: unknown): void => {
+    if (typeof value !== 'string') return;
+    for (const match of value.match(HASH_IN_TEXT) ?? []) named.add(match);
+  };
+  const members = memberIdsOf(db, familyId);
+  const scan = async (table: string, columns: string[], where: ReturnType<typeof sql>): Promise<void> => {
+    const spec = TABLES.find((t) => t.name === table)!;
+    for await (const page of readTable(db, spec, { where })) {
+      for (const row of page) for (const column of columns) note(row[column]);
+    }
+  };
+  await scan('cards', ['doc'], sql`user_id in (${members}) and origin = 'myo'`);
+  await scan('wishlists', ['content'], sql`user_id in (${members})`);
+  await scan('library_groups', ['image_id'], sql`family_id = ${familyId}`);
+  await scan('family_images', ['image_id'], sql`family_id = ${familyId}`);
+  await scan('display_icons', ['media_id'], sql`user_id in (${members})`);
+  await scan('audio_uploads', ['source_sha256'], sql`user_id in (${members})`);
+  await scan('media_holdings', ['sha256'], sql`owner_id in (${members}) or owner_id = ${`family:${familyId}`}`);
+  // A transcode's output goes with its source (the card names the output, a holding the source).
+  const transcodes = TABLES.find((t) => t.name === 'transcodes')!;
+  for await (const page of readTable(db, transcodes, { column: 'source_sha256', values: [...named] })) {
+    for (const row of page) note(row.transcoded_sha256);
+  }
+  // Only what is recorded: references to media not stored here are text in a document.
+  const recorded: string[] = [];
+  const all = [...named].sort();
+  for (let i = 0; i < all.length; i += IN_LIST_CHUNK) {
+    const rows = await db.selectFrom('media_objects').select('sha256').where('sha256', 'in', all.slice(i, i + IN_LIST_CHUNK)).execute();
+    recorded.push(...rows.map((r) => r.sha256));
+  }
+  return recorded;
+}

@@ -1,0 +1,419 @@
+import { createHash } from 'node:crypto';
+import type { Readable } from 'node:stream';
+import { CompiledQuery, sql } from 'kysely';
+import type { Store } from '../db/dialect.js';
+import type { Db } from '../db/unit-of-work.js';
+import type { MediaStore } from '../media-store/media-store.js';
+import {
+  ARCHIVE_FORMAT,
+  ARCHIVE_VERSION,
+  BadRow,
+  HEADER_ENTRY,
+  MANIFEST_ENTRY,
+  MAX_BATCH_ENTRY_BYTES,
+  MEDIA_PREFIX,
+  TABLES,
+  decodeRow,
+  keyOf,
+  parseBatchEntryName,
+  type ArchiveHeader,
+  type ArchiveScope,
+  type Manifest,
+  type ManifestEntry,
+  type Row,
+  type TableSpec,
+} from './archive-format.js';
+import { hashOf, readAll, readEntries, type ArchiveEntry } from './archive-reader.js';
+import { SHA256_HEX } from '../media-store/media-store.js';
+
+/** The archive cannot be imported as it is (damaged, of a newer format, a bad row): nothing was written. */
+export class ArchiveRefused extends Error {}
+
+export interface Conflict {
+  table: string;
+  /** The key's columns and the value that is already taken in the target. */
+  key: string;
+  value: string;
+}
+
+/** Records of the archive collide with data already in the target: nothing was written. */
+export class ImportConflicts extends Error {
+  constructor(
+    readonly total: number,
+    readonly examples: Conflict[],
+  ) {
+    super(`${total} record${total === 1 ? '' : 's'} of the archive conflict with data already there`);
+  }
+}
+
+export interface ImportOptions {
+  /** Leave out the records that conflict (and the history of a family already there) instead of refusing. */
+  skipConflicts: boolean;
+  progress?: (line: string) => void;
+}
+
+export interface ImportReport {
+  scope: ArchiveScope;
+  /** Rows written, by table. */
+  rows: Record<string, number>;
+  /** Rows left out: conflicts skipped, and shared rows (media objects, transcodes) already there. */
+  skipped: Record<string, number>;
+  mediaObjects: number;
+  seconds: number;
+}
+
+const MAX_EXAMPLES = 10;
+/** Values bound in one insert: below SQLite's 32,766 and PostgreSQL's 65,535. */
+const MAX_BOUND_VALUES = 30_000;
+
+/**
+ * Imports an archive (archive-format.ts) in two passes over it (`open` gives a fresh stream
+ * each time; the CLI reads the file twice). The first pass checks everything before anything
+ * is written: the format and version, every entry's SHA-256 and size against the manifest,
+ * every row, and the keys already taken in the target. The second pass stores the media
+ * (content-addressed, so a copy already there is kept) and then writes all rows in one
+ * transaction, batch by batch: a crash, a database error or an archive changed between the
+ * passes rolls it back and leaves the target's rows as they were. Media bytes stored by an
+ * import that then failed are named by nothing; `cardshelf media gc` removes them.
+ */
+export async function importArchive(
+  store: Store,
+  media: MediaStore,
+  open: () => Readable,
+  opts: ImportOptions,
+): Promise<ImportReport> {
+  const started = performance.now();
+  const checked = await checkArchive(store.db, open(), opts);
+  if (checked.conflicts.total > 0 && !opts.skipConflicts) {
+    throw new ImportConflicts(checked.conflicts.total, checked.conflicts.examples);
+  }
+  const report = await writeArchive(store, media, open(), checked, opts);
+  // Fresh statistics for the planner after a bulk load, as the scale seed does.
+  await sql`analyze`.execute(store.db);
+  report.seconds = (performance.now() - started) / 1000;
+  return report;
+}
+
+interface Checked {
+  header: ArchiveHeader;
+  manifest: Manifest;
+  /** Tables that held rows before the import: only those can conflict. */
+  occupied: Set<string>;
+  conflicts: { total: number; examples: Conflict[] };
+}
+
+const refuse = (message: string): never => {
+  throw new ArchiveRefused(message);
+};
+
+/** Pass one: reads the whole archive, writes nothing. */
+async function checkArchive(db: Db, source: Readable, opts: ImportOptions): Promise<Checked> {
+  const entries: ManifestEntry[] = [];
+  const blobs = new Set<string>();
+  const recorded = new Set<string>();
+  const rows: Record<string, number> = {};
+  const conflicts: Checked['conflicts'] = { total: 0, examples: [] };
+  const occupied = new Set<string>();
+  for (const table of TABLES) {
+    const { rows: any } = await sql`select 1 as one from ${sql.table(table.name)} limit 1`.execute(db);
+    if (any.length > 0) occupied.add(table.name);
+  }
+  let header: ArchiveHeader | undefined;
+  let manifest: Manifest | undefined;
+  let lastTable = -1;
+  let lastBatch = 0;
+  let lastReport = performance.now();
+  let badRecord: ArchiveRefused | undefined;
+
+  try {
+    for await (const entry of readEntries(source)) {
+      if (manifest) refuse(`damaged archive: an entry (${entry.name}) follows the manifest`);
+      if (!header) {
+        const read = await readHeader(entry);
+        header = read.header;
+        entries.push(await summarise(entry.name, read.raw));
+        continue;
+      }
+      if (entry.name === MANIFEST_ENTRY) {
+        manifest = parseJson(await readAll(entry.body), MANIFEST_ENTRY) as Manifest;
+        continue;
+      }
+      if (entry.name.startsWith(MEDIA_PREFIX)) {
+        const sha256 = entry.name.slice(MEDIA_PREFIX.length);
+        if (!SHA256_HEX.test(sha256)) refuse(`damaged archive: unexpected entry ${entry.name}`);
+        if (lastTable >= 0) refuse(`damaged archive: media entry ${entry.name} after the tables`);
+        const actual = await hashOf(entry.body);
+        if (actual.sha256 !== sha256) refuse(`damaged archive: the bytes of ${entry.name} do not have that SHA-256`);
+        blobs.add(sha256);
+        entries.push({ name: entry.name, size: actual.size, sha256 });
+        continue;
+      }
+      const batch = parseBatchEntryName(entry.name);
+      if (!batch) return refuse(`damaged archive: unexpected entry ${entry.name}`);
+      if (batch.tableIndex < lastTable || (batch.tableIndex === lastTable && batch.batch !== lastBatch + 1) || (batch.tableIndex > lastTable && batch.batch !== 1)) {
+        refuse(`damaged archive: entry ${entry.name} is out of order`);
+      }
+      lastTable = batch.tableIndex;
+      lastBatch = batch.batch;
+      if (entry.size > MAX_BATCH_ENTRY_BYTES) refuse(`damaged archive: ${entry.name} is larger than a batch can be`);
+      const buffer = await readAll(entry.body);
+      entries.push(await summarise(entry.name, buffer));
+      const table = TABLES[batch.tableIndex]!;
+      // Counted even when a row is bad, so that damage (the manifest differs) is what is reported.
+      rows[table.name] = (rows[table.name] ?? 0) + countLines(buffer);
+      let decoded: Row[];
+      try {
+        decoded = decodeBatch(table, entry.name, buffer);
+      } catch (err) {
+        // A bad row is reported once the whole archive is known not to be damaged (a damaged
+        // one is more often the reason, and its checksums say so only at the end).
+        if (!(err instanceof ArchiveRefused)) throw err;
+        badRecord ??= err;
+        continue;
+      }
+      if (table.name === 'media_objects') for (const row of decoded) recorded.add(String(row.sha256));
+      if (occupied.has(table.name) && !table.shared) {
+        for (const conflict of await conflictsOf(db, table, decoded)) {
+          conflicts.total += 1;
+          if (conflicts.examples.length < MAX_EXAMPLES) conflicts.examples.push(conflict);
+        }
+      }
+      if (opts.progress && performance.now() - lastReport > 2000) {
+        lastReport = performance.now();
+        opts.progress(`import: checked ${entries.length} entries (${table.name})`);
+      }
+    }
+  } catch (err) {
+    if (err instanceof ArchiveRefused || err instanceof ImportConflicts) throw err;
+    // Gzip and tar errors: the file is not a whole archive.
+    throw new ArchiveRefused(`damaged archive: ${(err as Error).message}`);
+  }
+
+  if (!header) return refuse('not a Cardshelf archive: it is empty');
+  if (!manifest) return refuse('damaged archive: it ends before its manifest (cut short?)');
+  checkManifest(header, manifest, entries, rows);
+  if (badRecord) throw badRecord;
+  for (const sha256 of recorded) if (!blobs.has(sha256)) refuse(`damaged archive: media object ${sha256} has no bytes in it`);
+  for (const sha256 of blobs) if (!recorded.has(sha256)) refuse(`damaged archive: media bytes ${sha256} have no media object row`);
+  return { header, manifest, occupied, conflicts };
+}
+
+async function readHeader(entry: ArchiveEntry): Promise<{ header: ArchiveHeader; raw: Buffer }> {
+  if (entry.name !== HEADER_ENTRY) refuse(`not a Cardshelf archive: it starts with ${entry.name}, not ${HEADER_ENTRY}`);
+  if (entry.size > 64 * 1024) refuse(`not a Cardshelf archive: ${HEADER_ENTRY} is too large`);
+  const raw = await readAll(entry.body);
+  const header = parseJson(raw, HEADER_ENTRY) as Partial<ArchiveHeader>;
+  if (header.format !== ARCHIVE_FORMAT) refuse(`not a Cardshelf archive: its format is ${JSON.stringify(header.format)}`);
+  const version = header.version;
+  if (typeof version !== 'number' || !Number.isInteger(version) || version < 1) return refuse('damaged archive: its format version is not a number');
+  if (version > ARCHIVE_VERSION) {
+    refuse(`the archive is of format version ${version}, newer than this Cardshelf reads (up to ${ARCHIVE_VERSION}): import it with a newer Cardshelf`);
+  }
+  const scope = header.scope;
+  const scopeOk = scope?.kind === 'instance' || (scope?.kind === 'family' && typeof scope.familyId === 'string');
+  if (!scopeOk || !Array.isArray(header.tables)) refuse(`damaged archive: ${HEADER_ENTRY} is incomplete`);
+  return { header: header as ArchiveHeader, raw };
+}
+
+function parseJson(buffer: Buffer, name: string): unknown {
+  try {
+    const value: unknown = JSON.parse(buffer.toString('utf8'));
+    if (value === null || typeof value !== 'object') throw new Error('not an object');
+    return value;
+  } catch {
+    return refuse(`damaged archive: ${name} is not a JSON object`);
+  }
+}
+
+async function summarise(name: string, buffer: Buffer): Promise<ManifestEntry> {
+  return { name, size: buffer.length, sha256: createHash('sha256').update(buffer).digest('hex') };
+}
+
+/** Line breaks in a batch: its rows, whatever they hold. */
+function countLines(buffer: Buffer): number {
+  let n = 0;
+  for (let at = buffer.indexOf(10); at !== -1; at = buffer.indexOf(10, at + 1)) n += 1;
+  return n;
+}
+
+function decodeBatch(table: TableSpec, name: string, buffer: Buffer): Row[] {
+  const text = buffer.toString('utf8');
+  if (!text.endsWith('\n')) refuse(`damaged archive: ${name} does not end with a line break`);
+  const lines = text.slice(0, -1).split('\n');
+  return lines.map((line, i) => {
+    try {
+      return decodeRow(table, line);
+    } catch (err) {
+      if (err instanceof BadRow) return refuse(`bad record in ${name}, line ${i + 1}: ${err.message}`);
+      throw err;
+    }
+  });
+}
+
+function checkManifest(header: ArchiveHeader, manifest: Manifest, entries: ManifestEntry[], rows: Record<string, number>): void {
+  if (manifest.format !== ARCHIVE_FORMAT || manifest.version !== header.version || JSON.stringify(manifest.scope) !== JSON.stringify(header.scope)) {
+    refuse('damaged archive: the manifest does not match the archive header');
+  }
+  const listed = Array.isArray(manifest.entries) ? manifest.entries : [];
+  if (listed.length !== entries.length) {
+    refuse(`damaged archive: the manifest lists ${listed.length} entries, the archive has ${entries.length}`);
+  }
+  for (const [i, entry] of entries.entries()) {
+    const expected = listed[i];
+    if (expected?.name !== entry.name || expected.size !== entry.size || expected.sha256 !== entry.sha256) {
+      refuse(`damaged archive: ${entry.name} is not what the manifest lists (its size or SHA-256 differs)`);
+    }
+  }
+  for (const table of TABLES) {
+    if ((manifest.rows?.[table.name] ?? 0) !== (rows[table.name] ?? 0)) {
+      refuse(`damaged archive: the manifest counts ${manifest.rows?.[table.name] ?? 0} rows of ${table.name}, the archive has ${rows[table.name] ?? 0}`);
+    }
+  }
+}
+
+/** Keys of `rows` already taken in the target, one conflict per row and key. */
+async function conflictsOf(db: Db, table: TableSpec, rows: Row[]): Promise<Conflict[]> {
+  const out: Conflict[] = [];
+  for (const key of table.keys) {
+    const taken = await takenKeys(db, table, key, rows);
+    for (const row of rows) {
+      const value = keyOf(row, key);
+      if (taken.has(value)) out.push({ table: table.name, key: key.join(', '), value });
+    }
+  }
+  return out;
+}
+
+/** The values of `key` among `rows` that some row of the target has. */
+async function takenKeys(db: Db, table: TableSpec, key: readonly string[], rows: Row[]): Promise<Set<string>> {
+  const lead = key[0]!;
+  const values = [...new Set(rows.map((r) => r[lead]))];
+  if (values.length === 0) return new Set();
+  const found = await sql<Row>`select ${sql.join(key.map((c) => sql.ref(c)))} from ${sql.table(table.name)} where ${sql.ref(lead)} in (${sql.join(values)})`.execute(db);
+  return new Set(found.rows.map((r) => keyOf(r, key)));
+}
+
+/** Pass two: the media, then every row in one transaction. */
+async function writeArchive(store: Store, media: MediaStore, source: Readable, checked: Checked, opts: ImportOptions): Promise<ImportReport> {
+  const report: ImportReport = { scope: checked.header.scope, rows: {}, skipped: {}, mediaObjects: 0, seconds: 0 };
+  const expected = checked.manifest.entries;
+  let index = 0;
+  /** The entry as pass one saw it, or a refusal: the file changed in between. */
+  const same = (name: string, actual: { size: number; sha256: string }): void => {
+    const e = expected[index];
+    if (e?.name !== name || e.size !== actual.size || e.sha256 !== actual.sha256) {
+      refuse(`the archive changed while it was being imported (${name}); nothing of its records was written`);
+    }
+    index += 1;
+  };
+
+  const iterator = readEntries(source);
+  let next = await iterator.next();
+  const advance = async (): Promise<void> => {
+    next = await iterator.next();
+  };
+  try {
+    if (next.done) return refuse('the archive changed while it was being imported');
+    same(next.value.name, await summarise(next.value.name, await readAll(next.value.body)));
+    await advance();
+
+    // Media first, outside the transaction: content-addressed, so storing is idempotent.
+    while (!next.done && next.value.name.startsWith(MEDIA_PREFIX)) {
+      const entry = next.value;
+      const sha256 = entry.name.slice(MEDIA_PREFIX.length);
+      if (await media.stat(sha256)) {
+        same(entry.name, await hashOf(entry.body));
+      } else {
+        const staged = await media.stage(entry.body, Number.MAX_SAFE_INTEGER);
+        try {
+          same(entry.name, staged);
+          await staged.commit();
+        } finally {
+          await staged.discard();
+        }
+      }
+      report.mediaObjects += 1;
+      await advance();
+    }
+
+    await store.db.transaction().execute(async (trx) => {
+      const skippedFamilies = new Set<string>();
+      let lastReport = performance.now();
+      let written = 0;
+      while (!next.done && next.value.name !== MANIFEST_ENTRY) {
+        const entry = next.value;
+        const buffer = await readAll(entry.body);
+        same(entry.name, await summarise(entry.name, buffer));
+        const table = TABLES[parseBatchEntryName(entry.name)!.tableIndex]!;
+        // The bytes are those pass one checked row by row (same SHA-256): parsing them is enough.
+        const parsed = buffer.toString('utf8').slice(0, -1).split('\n').map((line) => JSON.parse(line) as Row);
+        const rows = await keep(trx, table, parsed, checked, opts, skippedFamilies);
+        report.skipped[table.name] = (report.skipped[table.name] ?? 0) + rows.skipped;
+        await insertRows(trx, table, rows.kept);
+        report.rows[table.name] = (report.rows[table.name] ?? 0) + rows.kept.length;
+        written += rows.kept.length;
+        if (opts.progress && performance.now() - lastReport > 2000) {
+          lastReport = performance.now();
+          opts.progress(`import: ${written.toLocaleString('en')} rows written (${table.name})`);
+        }
+        await advance();
+      }
+      if (next.done) refuse('the archive changed while it was being imported: its manifest is gone');
+    });
+  } finally {
+    await iterator.return(undefined);
+  }
+  return report;
+}
+
+/**
+ * The rows of a batch to insert. Shared rows already in the target are the same fact and are
+ * left out; with skipConflicts, so are rows whose key is taken, and the history of a family
+ * that was there already (its events would otherwise join another family's history).
+ */
+async function keep(
+  trx: Db,
+  table: TableSpec,
+  rows: Row[],
+  checked: Checked,
+  opts: ImportOptions,
+  skippedFamilies: Set<string>,
+): Promise<{ kept: Row[]; skipped: number }> {
+  if (!checked.occupied.has(table.name)) return { kept: rows, skipped: 0 };
+  if (table.name === 'family_events') {
+    const kept = rows.filter((r) => !skippedFamilies.has(String(r.family_id)));
+    return { kept, skipped: rows.length - kept.length };
+  }
+  if (!table.shared && !opts.skipConflicts) return { kept: rows, skipped: 0 };
+  const taken = await Promise.all(table.keys.map(async (key) => ({ key, values: await takenKeys(trx, table, key, rows) })));
+  const kept = rows.filter((row) => !taken.some(({ key, values }) => values.has(keyOf(row, key))));
+  if (table.name === 'families') {
+    for (const row of rows) if (!kept.includes(row)) skippedFamilies.add(String(row.family_id));
+  }
+  return { kept, skipped: rows.length - kept.length };
+}
+
+/**
+ * The SQL of a multi-row insert, by table and row count, compiled once by Kysely for the
+ * dialect (its placeholders, its quoting): a million rows then cost a parameter array each
+ * batch instead of a tree of query nodes, which is most of the import's garbage.
+ */
+const insertSql = new Map<string, string>();
+
+async function insertRows(trx: Db, table: TableSpec, rows: Row[]): Promise<void> {
+  const columns = table.columns.map((c) => c.name);
+  const perInsert = Math.max(1, Math.floor(MAX_BOUND_VALUES / columns.length));
+  for (let i = 0; i < rows.length; i += perInsert) {
+    const chunk = rows.slice(i, i + perInsert);
+    const shape = `${table.name}:${chunk.length}`;
+    let text = insertSql.get(shape);
+    if (text === undefined) {
+      const values = chunk.map(() => sql`(${sql.join(columns.map(() => null))})`);
+      text = sql`insert into ${sql.table(table.name)} (${sql.join(columns.map((c) => sql.ref(c)))}) values ${sql.join(values)}`.compile(trx).sql;
+      insertSql.set(shape, text);
+    }
+    const parameters: unknown[] = [];
+    for (const row of chunk) for (const column of columns) parameters.push(row[column]);
+    await trx.executeQuery(CompiledQuery.raw(text, parameters));
+  }
+}

@@ -1,0 +1,134 @@
+import { mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createDeployment, type Deployment } from './support/deployment.js';
+import { http, runCli, startServer } from './support/processes.js';
+import { repack, rowsOf, unpack } from './support/archives.js';
+import { testDialect } from './support/test-database.js';
+
+/** `cardshelf export` and `cardshelf import` as an operator runs them: own processes, exit codes, files. */
+async function cli(args: string[], env: Record<string, string>) {
+  const proc = runCli(args, env);
+  const exit = await proc.exited;
+  return { code: exit.code, stdout: proc.stdout(), stderr: proc.stderr() };
+}
+
+describe(`cardshelf export and import on ${testDialect()}`, { timeout: 240_000 }, () => {
+  let dir: string;
+  let from: Deployment;
+  let to: Deployment;
+  let token: string;
+  const file = (name: string): string => path.join(dir, name);
+
+  beforeAll(async () => {
+    dir = await mkdtemp(path.join(tmpdir(), 'cardshelf-transfer-'));
+    [from, to] = await Promise.all([createDeployment(), createDeployment()]);
+    const seeded = await cli(['seed', '--demo'], from.env);
+    expect(seeded.code, seeded.stderr).toBe(0);
+    token = seeded.stdout.trim();
+  });
+  afterAll(async () => {
+    await from?.close();
+    await to?.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  /** The target's own export, to compare before and after a refused import. */
+  async function snapshot(name: string): Promise<Buffer> {
+    const r = await cli(['export', '--out', file(name)], to.env);
+    expect(r.code, r.stderr).toBe(0);
+    return readFile(file(name));
+  }
+
+  it('checks its options before anything runs (exit 2, no file written)', async () => {
+    const cases: [string[], RegExp][] = [
+      [['export', '--family', 'not an id!'], /--family <id>.*is invalid/],
+      [['export', '--family', 'nobody-here', '--out', file('none.tar.gz')], /there is no family nobody-here/],
+      [['export', '--force'], /unknown option '--force'/],
+      [['import'], /missing required argument 'file'/],
+      [['import', file('missing.tar.gz')], /is not a file/],
+      [['import', file('x'), file('y')], /too many arguments/],
+    ];
+    for (const [args, message] of cases) {
+      const r = await cli(args, from.env);
+      expect(r.code, `cardshelf ${args.join(' ')}: ${r.stderr}`).toBe(2);
+      expect(r.stderr).toMatch(message);
+    }
+    expect(await readdir(dir)).toEqual([]);
+    for (const command of ['export', 'import']) {
+      const r = await cli([command, '--help'], from.env);
+      expect(r.code).toBe(0);
+      expect(r.stdout).toContain(`Usage: cardshelf ${command}`);
+    }
+  });
+
+  it('export, import into an empty store, export again: the same bytes; the old tokens work with the key carried over', async () => {
+    const exported = await cli(['export', '--out', file('a.tar.gz')], from.env);
+    expect(exported.code, exported.stderr).toBe(0);
+    expect(exported.stdout).toBe('');
+    const imported = await cli(['import', file('a.tar.gz')], to.env);
+    expect(imported.code, imported.stderr).toBe(0);
+    expect(imported.stderr).toMatch(/^import: \d+ rows written in [\d.]+ s \(media_objects 4, cards 5, .*\), 4 media objects, 0 rows left out\n$/);
+    expect((await snapshot('b.tar.gz')).equals(await readFile(file('a.tar.gz')))).toBe(true);
+
+    // The same instance on the new store: the key file of the old one, its token, its answers.
+    const server = await startServer({ ...to.env, SIGNING_KEY_FILE: from.env.SIGNING_KEY_FILE! });
+    try {
+      const mine = await http(server.url, 'GET', '/content/mine', { token });
+      expect(mine.status).toBe(200);
+      expect(mine.body.cards.length).toBeGreaterThan(0);
+    } finally {
+      await server.stop('SIGKILL', 0);
+    }
+  });
+
+  it('exports one family: its members and their data only', async () => {
+    const r = await cli(['export', '--family', 'demofamily', '--out', file('family.tar.gz')], from.env);
+    expect(r.code, r.stderr).toBe(0);
+    const entries = await unpack(await readFile(file('family.tar.gz')));
+    expect(rowsOf(entries, 'families').map((f) => f.family_id)).toEqual(['demofamily']);
+    expect(rowsOf(entries, 'cards').every((c) => c.origin === 'myo')).toBe(true);
+    const all = await unpack(await readFile(file('a.tar.gz')));
+    expect(rowsOf(entries, 'cards').length).toBeLessThan(rowsOf(all, 'cards').length);
+  });
+
+  it('refuses a damaged archive, a newer one and one whose ids are taken (exit 2), leaving the target as it was', async () => {
+    const before = await snapshot('before.tar.gz');
+    const archive = await readFile(file('a.tar.gz'));
+    const damaged = Buffer.from(archive);
+    damaged[Math.floor(damaged.length / 2)]! ^= 0x55;
+    await writeFile(file('damaged.tar.gz'), damaged);
+    const entries = await unpack(archive);
+    await writeFile(
+      file('newer.tar.gz'),
+      await repack(entries.map((e) => (e.name === 'cardshelf-archive.json' ? { ...e, data: Buffer.from(e.data.toString().replace('"version":1', '"version":7')) } : e))),
+    );
+    const cases: [string, RegExp][] = [
+      ['damaged.tar.gz', /^cardshelf: import: damaged archive: .*; nothing was written\n$/],
+      ['newer.tar.gz', /format version 7, newer than this Cardshelf reads \(up to 1\): import it with a newer Cardshelf; nothing was written/],
+      ['a.tar.gz', /records of the archive conflict with data already there \(cards \(card_id\) .*\); nothing was written\. Give --skip-conflicts/],
+    ];
+    for (const [name, message] of cases) {
+      const r = await cli(['import', file(name)], to.env);
+      expect(r.code, `${name}: ${r.stderr}`).toBe(2);
+      expect(r.stderr).toMatch(message);
+    }
+    const skipped = await cli(['import', '--skip-conflicts', file('a.tar.gz')], to.env);
+    expect(skipped.code, skipped.stderr).toBe(0);
+    expect(skipped.stderr).toMatch(/^import: 0 rows written .*\(none\), 4 media objects, \d+ rows left out\n$/);
+    expect((await snapshot('after.tar.gz')).equals(before)).toBe(true);
+  });
+
+  // Last: it takes a media file away from the source.
+  it('stops (exit 1) when a recorded media object is missing from the store, leaving no file', async () => {
+    const objects = path.join(from.env.DATA_DIR!, 'media', 'objects');
+    const [prefix] = await readdir(objects);
+    const [name] = await readdir(path.join(objects, prefix!));
+    await rm(path.join(objects, prefix!, name!));
+    const r = await cli(['export', '--out', file('broken.tar.gz')], from.env);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain(`media object ${name} is recorded in the database, but its bytes are not in the media store`);
+    expect((await readdir(dir)).filter((f) => f.startsWith('broken'))).toEqual([]);
+  });
+});

@@ -1,0 +1,376 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { Readable } from 'node:stream';
+import sharp from 'sharp';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openStore } from '../src/db/store.js';
+import { openMediaStore } from '../src/media-store/open-media-store.js';
+import { ArchiveRefused, ImportConflicts, type ImportReport } from '../src/transfer/importer.js';
+import { createTransferService } from '../src/transfer/service.js';
+import { cardBody, startTestApp, type TestApp } from './helpers.js';
+import { adminToken, expectStatus, familyIdOf, familyOf, mustAdd, newUser, putCatalogueCard } from './fixtures.js';
+import { makeAudio, pollTranscode, startMediaStore, uploadAudio } from './support/media.js';
+import { repack, rowsOf, unpack } from './support/archives.js';
+import { testDialect, type TestDialect } from './support/test-database.js';
+
+/**
+ * Moving house (issue 13): an instance with media exported, imported into an empty store of
+ * the other kind (SQLite to PostgreSQL, PostgreSQL to SQLite; the same kind again when the
+ * suite has no PostgreSQL), exported again: the archives are the same bytes, and every read
+ * route answers every user alike, with the tokens of the old instance. Damaged, newer and
+ * conflicting archives are refused, and the target's export is the same bytes after.
+ */
+const SOURCE = testDialect();
+const TARGET: TestDialect = SOURCE === 'postgres' ? 'sqlite' : process.env.TEST_DATABASE_URL ? 'postgres' : 'sqlite';
+
+const ALL = 'user:content:manage family:library:manage';
+const SECRET = 'the-shared-media-url-secret-of-both';
+
+let keyDir: string;
+let s3: Awaited<ReturnType<typeof startMediaStore>> | undefined;
+let source: TestApp;
+let target: TestApp;
+
+/**
+ * The same settings on both instances: the key file carried over, the same address and media
+ * secret. `media` is the media store's settings (the source's is S3 on the PostgreSQL project).
+ */
+async function instance(dialect: TestDialect, media: Record<string, string> = {}): Promise<TestApp> {
+  return startTestApp(
+    { SIGNING_KEY_FILE: path.join(keyDir, 'signing-key.json'), MEDIA_URL_SECRET: SECRET, PUBLIC_BASE_URL: 'http://cardshelf.test', ...media },
+    { dialect },
+  );
+}
+
+/** What an instance would be given to import: its own database and media store. */
+function transferOf(t: TestApp) {
+  const store = openStore(t.config.database);
+  return {
+    service: createTransferService(store, openMediaStore(t.config.media)),
+    close: () => store.db.destroy(),
+  };
+}
+
+async function importInto(t: TestApp, archive: Buffer, skipConflicts = false): Promise<ImportReport> {
+  const { service, close } = transferOf(t);
+  try {
+    return await service.importArchive(() => Readable.from([archive]), { skipConflicts });
+  } finally {
+    await close();
+  }
+}
+
+/** `GET /admin/export`, the archive's bytes. */
+async function exportOf(t: TestApp, query = ''): Promise<Buffer> {
+  const r = await t.app.inject({ method: 'GET', url: `/admin/export${query}`, headers: { authorization: `Bearer ${await adminToken(t)}` } });
+  expect(r.statusCode, r.body.slice(0, 300)).toBe(200);
+  expect(r.headers['content-type']).toBe('application/gzip');
+  return r.rawPayload;
+}
+
+const png = (size: number, color: string): Promise<Buffer> =>
+  sharp({ create: { width: size, height: size, channels: 4, background: color } }).png().toBuffer();
+
+interface World {
+  users: string[];
+  cards: string[];
+  groups: string[];
+  wishlists: { id: string; shareId: string }[];
+  uploads: string[];
+  media: string[];
+  familyImages: string[];
+  familyId: string;
+}
+
+/** A small instance with every kind of record and real media (audio transcoded by ffmpeg, images). */
+async function seed(t: TestApp): Promise<World> {
+  const [alice, bob, carol, dave] = [newUser('mv-alice'), newUser('mv-bob'), newUser('mv-carol'), newUser('mv-dave')] as [string, string, string, string];
+  const w: World = { users: [alice, bob, carol, dave], cards: [], groups: [], wishlists: [], uploads: [], media: [], familyImages: [], familyId: '' };
+  const token = (u: string) => t.token(u, ALL);
+  const admin = await adminToken(t);
+  w.familyId = await familyOf(t, [alice, bob], ['mv-player-1']);
+  const free = await putCatalogueCard(t, 'free');
+  const club = await putCatalogueCard(t, 'club');
+  const premium = await putCatalogueCard(t, 'premium');
+  w.cards.push(free, club, premium);
+
+  // Audio: uploaded, transcoded, and a card playing it.
+  const { uploadId } = await uploadAudio(t, await token(alice), await makeAudio(1));
+  const done = expectStatus(await pollTranscode(t, await token(alice), uploadId), 200).body.transcode;
+  w.uploads.push(uploadId);
+  w.media.push(done.transcodedSha256 as string);
+  const cover = expectStatus(
+    await t.call('POST', '/media/coverImage/user/me/upload?coverType=myo', { token: await token(alice), rawBody: await png(64, '#c03'), headers: { 'content-type': 'image/png' } }),
+    200,
+  ).body.coverImage;
+  w.media.push(cover.mediaId as string);
+  const icon = expectStatus(
+    await t.call('POST', '/media/displayIcons/user/me/upload', { token: await token(bob), rawBody: await png(16, '#3c0'), headers: { 'content-type': 'image/png' } }),
+    200,
+  ).body.displayIcon;
+  w.media.push(icon.mediaId as string);
+  expectStatus(await t.call('POST', '/admin/media/displayIcons?title=Sun&tags=sky,day', { token: admin, rawBody: await png(16, '#fc0'), headers: { 'content-type': 'image/png' } }), 200);
+  const image = expectStatus(
+    await t.call('POST', '/media/family/images', { token: await token(alice), rawBody: await png(32, '#06c'), headers: { 'content-type': 'image/png' } }),
+    200,
+  ).body;
+  w.familyImages.push(image.imageId as string);
+
+  const track = { key: '01', title: 'Tone', type: 'audio', trackUrl: `service:#${done.transcodedSha256}` };
+  const made = [
+    [alice, cardBody('Tone', { metadata: { cover: { imageL: cover.mediaUrl } }, content: { chapters: [{ key: '01', title: 'One', display: { icon16x16: `yoto:#${icon.mediaId}` }, tracks: [track] }] } })],
+    [alice, cardBody('Second')],
+    [bob, cardBody('Bob made this')],
+    [carol, cardBody('Carol alone')],
+  ] as const;
+  for (const [user, body] of made) {
+    w.cards.push(expectStatus(await t.call('POST', '/content', { token: await token(user), body }), 201).body.card.cardId as string);
+  }
+  expectStatus(await t.call('DELETE', `/content/${w.cards.at(-3)}`, { token: await token(alice) }), 200);
+
+  await mustAdd(t, alice, free);
+  await mustAdd(t, bob, club);
+  await mustAdd(t, carol, free);
+  for (const [user, name, items] of [
+    [alice, 'Bedtime', [free, club]],
+    [bob, 'Ours', [w.cards[3]!, club]],
+    [carol, 'Mine', [free]],
+  ] as const) {
+    const r = await t.call('POST', '/card/family/library/groups', {
+      token: await token(user),
+      body: { name, imageId: user === alice ? image.imageId : 'stars', items: items.map((contentId) => ({ contentId })) },
+    });
+    w.groups.push(expectStatus(r, 201).body.id as string);
+  }
+  for (const [user, content] of [
+    [alice, [{ item: free, note: 'birthday' }, { item: `service:#${done.transcodedSha256}` }]],
+    [carol, [{ item: premium }]],
+  ] as const) {
+    const r = expectStatus(await t.call('POST', '/wishlists', { token: await token(user), body: { content } }), 201).body;
+    w.wishlists.push({ id: r.wishlistId as string, shareId: r.shareId as string });
+  }
+  // Everyone's family exists before the export (the operator's too): a read must not make a
+  // stub family on one side only.
+  for (const user of [...w.users, 'auth0|operator']) await familyIdOf(t, user);
+  return w;
+}
+
+/** An answer as a client sees it, with signed URLs' expiry and signature made comparable. */
+function normalise(text: string): string {
+  return text.replace(/expires=\d+(&|&amp;|\\u0026)signature=[\w-]+/g, 'expires=E$1signature=S');
+}
+
+async function read(t: TestApp, token: string | undefined, url: string): Promise<string> {
+  const r = await t.app.inject({ method: 'GET', url, headers: token ? { authorization: `Bearer ${token}` } : {} });
+  const body = r.headers['content-type']?.toString().startsWith('application/json') ? normalise(r.body) : r.rawPayload.toString('base64');
+  return JSON.stringify({ status: r.statusCode, type: r.headers['content-type'], location: normalise(String(r.headers.location ?? '')), body });
+}
+
+/** Every read route, as a pattern of the OpenAPI document, with the URLs that exercise it. */
+function readsOf(w: World, signed: string[]): Record<string, string[]> {
+  const cards = w.cards;
+  return {
+    '/healthz': ['/healthz'],
+    '/readyz': ['/readyz'],
+    '/.well-known/jwks.json': ['/.well-known/jwks.json'],
+    '/content/mine': ['/content/mine', '/content/mine?showdeleted=true'],
+    '/card/mine': ['/card/mine'],
+    '/content/{cardId}': cards.flatMap((id) => [`/content/${id}`, `/content/${id}?playable=true`]),
+    '/card/{cardId}': cards.flatMap((id) => [`/card/${id}`, `/card/${id}?playable=true`]),
+    '/user/family': ['/user/family', '/user/family?showhistory=true&allowStub=true'],
+    '/user/family/export': ['/user/family/export'],
+    '/card/family/library': ['/card/family/library', '/card/family/library?showdeleted=true&view=groups'],
+    '/card/family/library/groups': ['/card/family/library/groups'],
+    '/card/family/library/groups/{groupId}': w.groups.map((id) => `/card/family/library/groups/${id}`),
+    '/wishlists': ['/wishlists', '/wishlists?format=raw'],
+    '/wishlists/{wishlistId}': w.wishlists.flatMap(({ id }) => [`/wishlists/${id}`, `/wishlists/${id}?format=raw`]),
+    '/wishlists/shared/{shareId}': w.wishlists.map(({ shareId }) => `/wishlists/shared/${shareId}`),
+    '/media/upload/{uploadId}/transcoded': w.uploads.map((id) => `/media/upload/${id}/transcoded`),
+    '/media/files/{hash}': signed,
+    '/media/public/{mediaId}': w.media.map((id) => `/media/public/${id}`),
+    '/media/displayIcons/user/me': ['/media/displayIcons/user/me'],
+    '/media/displayIcons/user/yoto': ['/media/displayIcons/user/yoto'],
+    '/media/family/images': ['/media/family/images'],
+    '/media/family/images/{imageId}': w.familyImages.map((id) => `/media/family/images/${id}`),
+    '/admin/export': ['/admin/export', `/admin/export?familyId=${w.familyId}`],
+  };
+}
+
+/** GET routes that are not reads: asking for an upload URL records an upload. */
+const NOT_READS = new Set(['/media/transcode/audio/uploadUrl']);
+
+beforeAll(async () => {
+  keyDir = await mkdtemp(path.join(tmpdir(), 'cardshelf-key-'));
+  // The media store of the project: S3 (s3rver) on PostgreSQL, so that archives also move
+  // media from an object store to the file system.
+  s3 = await startMediaStore();
+  source = await instance(SOURCE, s3.env);
+  target = await instance(TARGET);
+}, 60_000);
+afterAll(async () => {
+  await source?.close();
+  await target?.close();
+  await s3?.close();
+  await rm(keyDir, { recursive: true, force: true });
+});
+
+describe(`moving house: ${SOURCE} to ${TARGET}`, { timeout: 120_000 }, () => {
+  let world: World;
+  let first: Buffer;
+
+  it('export, import into an empty store of the other kind, export again: the same archive', async () => {
+    world = await seed(source);
+    first = await exportOf(source);
+    const entries = await unpack(first);
+    expect(entries[0]!.name).toBe('cardshelf-archive.json');
+    expect(entries.at(-1)!.name).toBe('manifest.json');
+    expect(entries.filter((e) => e.name.startsWith('media/')).length).toBeGreaterThanOrEqual(5);
+    expect(rowsOf(entries, 'transcodes').length).toBeGreaterThan(0);
+
+    const report = await importInto(target, first);
+    expect(report.rows.cards).toBe(world.cards.length);
+    expect(report.mediaObjects).toBe(entries.filter((e) => e.name.startsWith('media/')).length);
+    const second = await exportOf(target);
+    expect(second.equals(first)).toBe(true);
+  });
+
+  it('every read route answers every user alike, with the tokens of the old instance', async () => {
+    const routes = (t: TestApp) => Object.entries((t.app.swagger() as { paths: Record<string, Record<string, unknown>> }).paths)
+      .filter(([p, ops]) => 'get' in ops && !NOT_READS.has(p))
+      .map(([p]) => p);
+    // Signed media URLs, as a playable card read hands them out (the same on both: same secret).
+    const playable = await source.call('GET', `/content/${world.cards[3]}?playable=true`, { token: await source.token(world.users[0]!, ALL) });
+    const signed = [...JSON.stringify(playable.body).matchAll(/http:\/\/cardshelf\.test(\/media\/files\/[^"]+)/g)].map((m) => m[1]!);
+    expect(signed.length).toBeGreaterThan(0);
+    const reads = readsOf(world, signed);
+    expect(Object.keys(reads).sort()).toEqual(routes(source).sort());
+
+    const tokens = await Promise.all([...world.users.map((u) => source.token(u, ALL)), adminToken(source), undefined]);
+    let compared = 0;
+    for (const token of tokens) {
+      for (const [route, urls] of Object.entries(reads)) {
+        for (const url of urls) {
+          const [before, after] = [await read(source, token, url), await read(target, token, url)];
+          expect(after, `${route}: ${url}`).toBe(before);
+          compared += 1;
+        }
+      }
+    }
+    expect(compared).toBeGreaterThan(300);
+  });
+
+  it("a family's own export holds its members' data only, and moves to a fresh instance as the same archive", async () => {
+    const alice = world.users[0]!;
+    const r = await source.app.inject({ method: 'GET', url: '/user/family/export', headers: { authorization: `Bearer ${await source.token(alice, ALL)}` } });
+    expect(r.statusCode).toBe(200);
+    expect(r.headers['content-disposition']).toBe(`attachment; filename="cardshelf-family-${world.familyId}.tar.gz"`);
+    const entries = await unpack(r.rawPayload);
+    const owners = new Set(rowsOf(entries, 'cards').map((c) => c.user_id));
+    expect([...owners].sort()).toEqual([world.users[0], world.users[1]].sort());
+    expect(rowsOf(entries, 'families').map((f) => f.family_id)).toEqual([world.familyId]);
+    expect(rowsOf(entries, 'wishlists').map((x) => x.user_id)).toEqual([alice]);
+    expect(entries.some((e) => e.name === `media/${world.familyImages[0]}`)).toBe(true);
+
+    const fresh = await instance(TARGET);
+    try {
+      await importInto(fresh, r.rawPayload);
+      const again = await exportOf(fresh, `?familyId=${world.familyId}`);
+      expect(again.equals(r.rawPayload)).toBe(true);
+      const token = await source.token(alice, ALL);
+      for (const url of ['/content/mine', '/user/family?showhistory=true', '/wishlists?format=raw', '/media/family/images', '/media/displayIcons/user/me']) {
+        expect(await read(fresh, token, url), url).toBe(await read(source, token, url));
+      }
+    } finally {
+      await fresh.close();
+    }
+  });
+
+  it('answers 404 for an unknown family, 403 without the scope', async () => {
+    const r = await source.call('GET', '/admin/export?familyId=no-such-family', { token: await adminToken(source) });
+    expect(r.status).toBe(404);
+    const user = await source.call('GET', '/admin/export', { token: await source.token(world.users[0]!, ALL) });
+    expect(user.status).toBe(403);
+    const viewer = await source.call('GET', '/user/family/export', { token: await source.token(world.users[0]!, 'family:library:view') });
+    expect(viewer.status).toBe(403);
+  });
+});
+
+describe(`refusals leave the target as it was (${TARGET})`, { timeout: 120_000 }, () => {
+  let archive: Buffer;
+  let before: Buffer;
+
+  beforeAll(async () => {
+    archive = await exportOf(source);
+    before = await exportOf(target);
+  });
+
+  async function refused(bytes: Buffer, message: RegExp, kind: typeof ArchiveRefused | typeof ImportConflicts = ArchiveRefused): Promise<void> {
+    const err = await importInto(target, bytes).then(() => undefined, (e: unknown) => e);
+    expect(err).toBeInstanceOf(kind);
+    expect((err as Error).message).toMatch(message);
+    expect((await exportOf(target)).equals(before)).toBe(true);
+  }
+
+  it('a flipped byte, a cut-off file, a changed row, a missing manifest', async () => {
+    const flipped = Buffer.from(archive);
+    flipped[Math.floor(flipped.length / 2)]! ^= 0xff;
+    await refused(flipped, /damaged archive/);
+    await refused(archive.subarray(0, Math.floor(archive.length * 0.8)), /damaged archive/);
+
+    const entries = await unpack(archive);
+    const cards = entries.find((e) => e.name.startsWith('tables/02-cards/'))!;
+    const changed = entries.map((e) => (e === cards ? { ...e, data: Buffer.from(e.data.toString().replace('"deleted":0', '"deleted":1')) } : e));
+    await refused(await repack(changed), /tables\/02-cards\/000001\.ndjson is not what the manifest lists/);
+    await refused(await repack(entries.filter((e) => e.name !== 'manifest.json')), /ends before its manifest/);
+    const media = entries.find((e) => e.name.startsWith('media/'))!;
+    const badBlob = entries.map((e) => (e === media ? { ...e, data: Buffer.concat([e.data, Buffer.from('x')]) } : e));
+    await refused(await repack(badBlob, { fixManifest: true }), /do not have that SHA-256/);
+  });
+
+  it('a bad record, even with checksums that hold', async () => {
+    const entries = await unpack(archive);
+    const bad = entries.map((e) =>
+      e.name.startsWith('tables/02-cards/') ? { ...e, data: Buffer.from(e.data.toString().replace(/"in_club":\d/, '"in_club":"yes"')) } : e,
+    );
+    await refused(await repack(bad, { fixManifest: true }), /bad record in tables\/02-cards\/000001\.ndjson, line 1: in_club is not an integer/);
+  });
+
+  it('an archive whose rows fail in the database (a key twice in it): the transaction is rolled back', async () => {
+    const entries = await unpack(archive);
+    // The last table of the archive (display icons or family images, keyed): every other table
+    // is written, in the same transaction, before its duplicate row fails.
+    const last = entries.filter((e) => e.name.startsWith('tables/')).at(-1)!;
+    expect(last.name).toMatch(/^tables\/1[34]-/);
+    const [first] = last.data.toString().split('\n');
+    const twice = entries.map((e) => (e === last ? { ...e, data: Buffer.concat([e.data, Buffer.from(`${first}\n`)]) } : e));
+    const fresh = await instance(TARGET);
+    try {
+      const empty = await exportOf(fresh);
+      const err = await importInto(fresh, await repack(twice, { fixManifest: true })).then(() => undefined, (e: unknown) => e);
+      expect(err).toBeInstanceOf(Error);
+      expect(err).not.toBeInstanceOf(ArchiveRefused);
+      // Cards, families, memberships and the rest were written before the duplicate failed: all gone.
+      expect((await exportOf(fresh)).equals(empty)).toBe(true);
+    } finally {
+      await fresh.close();
+    }
+  });
+
+  it('an archive of a newer format version, with a message saying so', async () => {
+    const entries = await unpack(archive);
+    const newer = entries.map((e) =>
+      e.name === 'cardshelf-archive.json' ? { ...e, data: Buffer.from(e.data.toString().replace('"version":1', '"version":2')) } : e,
+    );
+    await refused(await repack(newer), /format version 2, newer than this Cardshelf reads \(up to 1\)/);
+  });
+
+  it('ids already there: refused, or with skipConflicts left out (and nothing else changes)', async () => {
+    await refused(archive, /records of the archive conflict with data already there/, ImportConflicts);
+    const report = await importInto(target, archive, true);
+    expect(Object.entries(report.rows).filter(([, n]) => n > 0)).toEqual([]);
+    expect(report.skipped.cards).toBe(rowsOf(await unpack(archive), 'cards').length);
+    expect((await exportOf(target)).equals(before)).toBe(true);
+  });
+});
+
