@@ -145,7 +145,7 @@ export async function buildApp(config: Readonly<Config>, opts: AppOptions = {}):
   const notFound = methodAwareNotFound(app);
   registerMetrics(app, registry, config.metrics);
 
-  await registerSecurityHeaders(app);
+  registerSecurityHeaders(app);
   await registerLoadShedding(app, config.loadShedding);
   await app.register(cors, {
     origin: config.corsOrigin === '*' ? '*' : config.corsOrigin,
