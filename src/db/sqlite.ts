@@ -65,14 +65,37 @@ interface SqliteFile {
   checkInPlace(): void;
 }
 
+const PAUSE = new Int32Array(new SharedArrayBuffer(4));
+
+/**
+ * Switches the file to WAL. When another process opens the same new file at the same moment (two
+ * instances starting together), one of them may hold the lock the switch needs, and SQLite then
+ * answers SQLITE_BUSY at once, without waiting in its busy handler; so the switch is tried again
+ * within the statement bound. It runs once, while the process starts, so a short blocking pause
+ * between tries holds up nothing else.
+ */
+function useWal(sqlite: SQLite.Database, boundMs: number): void {
+  const deadline = Date.now() + boundMs;
+  for (;;) {
+    try {
+      sqlite.pragma('journal_mode = WAL');
+      return;
+    } catch (err) {
+      const busy = err instanceof SQLite.SqliteError && (err.code === 'SQLITE_BUSY' || err.code === 'SQLITE_LOCKED');
+      if (!busy || Date.now() >= deadline) throw err;
+      Atomics.wait(PAUSE, 0, 0, 25);
+    }
+  }
+}
+
 function openSqlite(config: SqliteConfig): SqliteFile {
   const { file } = config;
   if (file !== ':memory:') fs.mkdirSync(path.dirname(file), { recursive: true });
-  const sqlite = new SQLite(file);
-  sqlite.pragma('journal_mode = WAL');
+  // The busy timeout from the start, so that the pragmas below wait for another process too.
+  const sqlite = new SQLite(file, { timeout: config.statementTimeoutMs });
+  useWal(sqlite, config.statementTimeoutMs);
   sqlite.pragma('synchronous = NORMAL');
   sqlite.pragma('foreign_keys = ON');
-  sqlite.pragma(`busy_timeout = ${config.statementTimeoutMs}`);
   const database = keepPreparedStatements(sqlite);
   if (file === ':memory:') return { database, checkInPlace: () => {} };
 
