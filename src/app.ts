@@ -66,11 +66,11 @@ export interface AppOptions {
  * here, so tests and production run the same app. It never listens.
  */
 export async function buildApp(config: Readonly<Config>, opts: AppOptions = {}): Promise<App> {
-  const opened = opts.store ?? openStore(config.database);
-  if (opts.migrate !== false) await migrateToLatest(opened);
-  const { registry, dbPlugin } = createMetrics(opened, { transcodeQueue: () => transcodeQueueDepth(opened.db) });
-  // What the services use: the same connections, every query timed for the metrics.
-  const store: Store = { ...opened, db: opened.db.withPlugin(dbPlugin) };
+  const store: Store = opts.store ?? openStore(config.database);
+  if (opts.migrate !== false) await migrateToLatest(store);
+  const { registry, observeStatement } = createMetrics(store, { transcodeQueue: () => transcodeQueueDepth(store.db) });
+  // Every statement timed for the metrics, where the driver runs it (db/statement-watch.ts).
+  const unwatchStatements = store.dialect.watchStatements(observeStatement);
   const verifier: TokenVerifier = await createVerifier(config.auth);
 
   const app = Fastify({
@@ -117,7 +117,10 @@ export async function buildApp(config: Readonly<Config>, opts: AppOptions = {}):
     },
   }).withTypeProvider<TypeBoxTypeProvider>();
 
-  if (!opts.store) app.addHook('onClose', async () => opened.db.destroy());
+  app.addHook('onClose', async () => {
+    unwatchStatements();
+    if (!opts.store) await store.db.destroy();
+  });
   echoRequestId(app);
   if (config.logLevel === 'debug' || config.logLevel === 'trace') {
     // When a request starts, for tracing a request that hangs (only registered when wanted).

@@ -6,6 +6,7 @@ import type { Database } from './database.js';
 import type { StoreDialect } from './dialect.js';
 import { asUnavailable } from './errors.js';
 import { GuardedDriver } from './guarded-driver.js';
+import { StatementWatch } from './statement-watch.js';
 
 /**
  * How long a connection that cannot be made is tried again before the request fails: long
@@ -20,12 +21,13 @@ class GuardedPostgresDialect extends PostgresDialect {
   constructor(
     pool: PostgresPool,
     private readonly reconnectWindowMs: number,
+    private readonly statements: StatementWatch,
   ) {
     super({ pool });
   }
 
   override createDriver(): Driver {
-    return new GuardedDriver(super.createDriver(), { reconnectWindowMs: this.reconnectWindowMs });
+    return new GuardedDriver(super.createDriver(), { reconnectWindowMs: this.reconnectWindowMs, statements: this.statements });
   }
 }
 
@@ -89,12 +91,14 @@ function advisoryLockId(key: string): string {
 
 export function postgresDialect(config: PostgresConfig): StoreDialect {
   const { pool, kyselyPool } = resilientPool(config);
+  const statements = new StatementWatch();
   return {
     name: 'postgres',
     createKysely: () =>
       new Kysely<Database>({
-        dialect: new GuardedPostgresDialect(kyselyPool, Math.min(RECONNECT_WINDOW_MS, config.connectTimeoutMs)),
+        dialect: new GuardedPostgresDialect(kyselyPool, Math.min(RECONNECT_WINDOW_MS, config.connectTimeoutMs), statements),
       }),
+    watchStatements: (listener) => statements.add(listener),
     // Transaction-scoped: every instance on the database waits for it, and commit or rollback
     // releases it, so a request that fails half-way cannot leave it held.
     lockKey: async (trx, key) => {
