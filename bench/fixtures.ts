@@ -161,9 +161,9 @@ export async function makeFixtures(base: string, config: Readonly<Config>): Prom
   const wishlist = await expectStatus(api(base, 'POST', '/wishlists', t50, wishlistBody), [201], 'wishlist');
   const tagOf = async (token: string, urlPath: string): Promise<string> => {
     const r = await exchange(base, 'GET', urlPath, { authorization: `Bearer ${token}` });
-    const tag = r.headers.etag;
-    if (r.status !== 200 || !tag) throw new Error(`fixture: ${urlPath} answered ${r.status} without an ETag`);
-    return tag;
+    if (r.status !== 200) throw new Error(`fixture: ${urlPath} answered ${r.status}`);
+    // None from a revision before entity tags (--against): its 304 scenarios then fail to capture.
+    return r.headers.etag ?? '';
   };
 
   return {
