@@ -20,8 +20,9 @@ import { createTestDatabase, type TestDatabase } from './support/test-database.j
  * The numbers are those of both stores: the reads take no locks and open no transactions.
  */
 const READS: { name: string; url: (f: Fixture) => string; statements: number; notModified?: number }[] = [
-  { name: 'GET /content/mine', url: () => '/content/mine', statements: 2, notModified: 1 },
-  { name: 'GET /content/mine?showdeleted=true', url: () => '/content/mine?showdeleted=true', statements: 2, notModified: 1 },
+  // The list and its tag in one statement; a revalidation reads the change counter alone.
+  { name: 'GET /content/mine', url: () => '/content/mine', statements: 1, notModified: 1 },
+  { name: 'GET /content/mine?showdeleted=true', url: () => '/content/mine?showdeleted=true', statements: 1, notModified: 1 },
   { name: 'GET /card/{cardId} (own card)', url: (f) => `/card/${f.cardId}`, statements: 1, notModified: 1 },
   { name: 'GET /card/{cardId}?playable=true', url: (f) => `/card/${f.cardId}?playable=true`, statements: 1, notModified: 1 },
   { name: 'GET /card/{cardId} (a card of the family library)', url: (f) => `/card/${f.catalogueCardId}`, statements: 1, notModified: 1 },

@@ -7,7 +7,7 @@ import type { CardService } from './service.js';
 import type { MediaUrlSigner } from '../wishlists/media-urls.js';
 import { AdminCardInput, CardEnvelope, CardInput, CardList } from './schemas.js';
 import { CARD_ID_PATTERN } from '../../shared/ids.js';
-import { ifMatchOf, sendTagged } from '../../http/conditional.js';
+import { ifMatchOf, sendTagged, sendTaggedRead } from '../../http/conditional.js';
 import type { Tagger } from '../../shared/entity-tag.js';
 
 const ListQuery = Type.Object({ showdeleted: QueryFlag("Includes the caller's deleted cards.") });
@@ -38,7 +38,11 @@ export async function cardRoutes(
       handler: async (req, reply) => {
         const { userId } = req.principal;
         const showDeleted = isOn(req.query.showdeleted);
-        return sendTagged(req, reply, await cards.listTag(userId, showDeleted), () => cards.listMine(userId, showDeleted));
+        return sendTaggedRead(req, reply, {
+          tag: () => cards.listTag(userId, showDeleted),
+          render: () => cards.listMine(userId, showDeleted),
+          both: () => cards.listMineTagged(userId, showDeleted),
+        });
       },
     });
   }
