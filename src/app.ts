@@ -85,6 +85,8 @@ export async function buildApp(config: Readonly<Config>, opts: AppOptions = {}):
     requestIdHeader: false,
     genReqId: requestId,
     return503OnClosing: true,
+    // Behind a proxy, the client's address (rate limits, METRICS_ALLOW, logs) from X-Forwarded-For.
+    trustProxy: config.trustProxy,
     // A request must arrive whole within this time: a body that stops short of its
     // Content-Length would otherwise hold its connection open forever. Node then answers 408
     // (through clientErrorHandler), checking every second instead of every 30 seconds; it only

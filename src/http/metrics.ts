@@ -114,7 +114,8 @@ function operationOf(kind: RootOperationNode['kind']): string {
 
 /**
  * Request count and latency by route pattern and status, and `GET /metrics` (Prometheus text
- * format), restricted by token and/or address when configured.
+ * format): closed (403) unless a token and/or addresses are configured, which it then requires.
+ * Per-route traffic, queue depths and versions are not for everyone to read.
  */
 export function registerMetrics(app: FastifyInstance, registry: Registry, opts: MetricsOptions): void {
   const requests = new Counter({
@@ -146,10 +147,17 @@ export function registerMetrics(app: FastifyInstance, registry: Registry, opts: 
     '/metrics',
     {
       schema: { hide: true },
-      // Watching an overloaded process is when metrics matter most.
-      config: { pressureHandler: admitUnderPressure },
+      config: {
+        // Watching an overloaded process is when metrics matter most.
+        pressureHandler: admitUnderPressure,
+        // Scrapers are not browsers: no page of another origin is let read them.
+        cors: false,
+      },
     },
     async (request, reply) => {
+      if (!opts.token && !allowed) {
+        throw new AppError('forbidden', 'metrics are closed: set METRICS_TOKEN and/or METRICS_ALLOW to serve them');
+      }
       checkAccess(request, opts.token, allowed);
       return reply.type(registry.contentType).send(await registry.metrics());
     },
