@@ -31,17 +31,6 @@ export async function countGroups(db: Db, familyId: string): Promise<number> {
   return Number(row.n);
 }
 
-/** A family's group's version alone (what its entity tag needs), or undefined. */
-export async function findGroupVersion(db: Db, familyId: string, groupId: string): Promise<number | undefined> {
-  const row = await db
-    .selectFrom('library_groups')
-    .select('version')
-    .where('group_id', '=', groupId)
-    .where('family_id', '=', familyId)
-    .executeTakeFirst();
-  return row?.version;
-}
-
 export async function insertGroup(db: Db, row: Insertable<LibraryGroupsTable>): Promise<void> {
   await db.insertInto('library_groups').values(row).execute();
 }

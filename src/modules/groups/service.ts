@@ -2,7 +2,7 @@ import type { Config } from '../../config.js';
 import type { GroupRow } from '../../db/database.js';
 import { bumpCounters, readCounters, scopes } from '../../db/change-counters.js';
 import type { Store } from '../../db/dialect.js';
-import { requireMatch, type Precondition, type Tagger } from '../../shared/entity-tag.js';
+import { requireMatch, type Precondition, type TaggedRead, type Tagger } from '../../shared/entity-tag.js';
 import { familyLock, inUnitOfWork, type Db, type Trx } from '../../db/unit-of-work.js';
 import { now } from '../../shared/clock.js';
 import { AppError, notFound } from '../../shared/errors.js';
@@ -30,12 +30,12 @@ export interface TaggedGroup {
 
 export interface GroupService {
   create(userId: string, body: CreateGroupBody): Promise<TaggedGroup>;
-  /** The entity tag of `list` (from change counters, without rendering). */
-  listTag(userId: string): Promise<string>;
+  /** The family's groups: the tag (from change counters), and the answer when it is rendered. */
+  listRead(userId: string): Promise<TaggedRead>;
+  /** The family's groups, rendered. */
   list(userId: string): Promise<RawJson>;
-  /** The entity tag of `get` (the group's version and counters, without rendering); 404 like `get`. */
-  tag(userId: string, groupId: string): Promise<string>;
-  get(userId: string, groupId: string): Promise<RawJson>;
+  /** One group: its tag (its version and counters), and the answer when rendered; 404 when not the caller's family's. */
+  read(userId: string, groupId: string): Promise<TaggedRead>;
   /** With a precondition (`If-Match`) that no longer holds, changes nothing (412). */
   update(userId: string, groupId: string, body: UpdateGroupBody, precondition?: Precondition): Promise<TaggedGroup>;
   remove(userId: string, groupId: string): Promise<{ id: string }>;
@@ -133,6 +133,16 @@ export function createGroupService(
 
   const missing = (groupId: string): AppError => notFound(`group ${groupId}`);
 
+  async function listRead(userId: string): Promise<TaggedRead> {
+    const familyId = await families.findFamilyId(userId);
+    if (!familyId) return { tag: tagger.tag(['groups', '']), render: () => '[]' as RawJson };
+    const wanted = [scopes.family(familyId), scopes.groups(familyId), scopes.catalogue];
+    return {
+      tag: tagger.tag(['groups', familyId, ...(await readCounters(db, wanted))]),
+      render: async () => rawArray(await render(await repo.listGroups(db, familyId))),
+    };
+  }
+
   return {
     async create(userId, body) {
       const familyId = await families.ensureFamilyId(userId);
@@ -160,31 +170,18 @@ export function createGroupService(
       return { group: await renderOne(row, docs), tag };
     },
 
-    async listTag(userId) {
-      const familyId = await families.findFamilyId(userId);
-      if (!familyId) return tagger.tag(['groups', '']);
-      const wanted = [scopes.family(familyId), scopes.groups(familyId), scopes.catalogue];
-      return tagger.tag(['groups', familyId, ...(await readCounters(db, wanted))]);
-    },
-
-    async tag(userId, groupId) {
-      const familyId = await families.findFamilyId(userId);
-      const version = familyId ? await repo.findGroupVersion(db, familyId, groupId) : undefined;
-      if (!familyId || version === undefined) throw missing(groupId);
-      return groupTag(db, familyId, groupId, version);
-    },
+    listRead,
 
     async list(userId) {
-      const familyId = await families.findFamilyId(userId);
-      const rows = familyId ? await repo.listGroups(db, familyId) : [];
-      return rawArray(await render(rows));
+      return (await listRead(userId)).render();
     },
 
-    async get(userId, groupId) {
+    async read(userId, groupId) {
       const familyId = await families.findFamilyId(userId);
+      // The whole row at once: its version makes the tag, the rest the answer.
       const row = familyId ? await repo.findGroup(db, familyId, groupId) : undefined;
-      if (!row) throw missing(groupId);
-      return renderOne(row);
+      if (!familyId || !row) throw missing(groupId);
+      return { tag: await groupTag(db, familyId, groupId, row.version), render: () => renderOne(row) };
     },
 
     async update(userId, groupId, body, precondition) {
