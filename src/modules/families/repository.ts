@@ -1,4 +1,4 @@
-import type { Insertable } from 'kysely';
+import { sql, type Insertable } from 'kysely';
 import type {
   DeviceRow,
   FamilyEventRow,
@@ -7,6 +7,7 @@ import type {
   FamilyMembershipsTable,
   MembershipRow,
 } from '../../db/database.js';
+import { familyCounter, scopes } from '../../db/change-counters.js';
 import type { Db } from '../../db/unit-of-work.js';
 
 export async function findMembership(db: Db, userId: string): Promise<MembershipRow | undefined> {
@@ -22,14 +23,28 @@ export async function familyIdOf(db: Db, userId: string): Promise<string | undef
   return row?.family_id;
 }
 
-/** The family the user belongs to, in one read (the membership's key and the family's). */
-export async function findFamilyOfUser(db: Db, userId: string): Promise<FamilyRow | undefined> {
-  return db
+/**
+ * The family the user belongs to with the counters its tag shows (its own scope's, and its
+ * groups' with `withGroups`), in one read; undefined when the user has no family yet.
+ */
+export async function findFamilyOfUserCounted(
+  db: Db,
+  userId: string,
+  withGroups: boolean,
+): Promise<{ row: FamilyRow; counters: number[] } | undefined> {
+  const found = await db
     .selectFrom('family_memberships as m')
     .innerJoin('families as f', 'f.family_id', 'm.family_id')
     .selectAll('f')
+    .select((eb) => [
+      familyCounter(scopes.family, eb.ref('f.family_id')).as('family_counter'),
+      withGroups ? familyCounter(scopes.groups, eb.ref('f.family_id')).as('groups_counter') : sql.lit(0).as('groups_counter'),
+    ])
     .where('m.user_id', '=', userId)
     .executeTakeFirst();
+  if (!found) return undefined;
+  const { family_counter: family, groups_counter: groups, ...row } = found;
+  return { row, counters: withGroups ? [Number(family), Number(groups)] : [Number(family)] };
 }
 
 export async function findFamily(db: Db, familyId: string): Promise<FamilyRow | undefined> {

@@ -28,10 +28,11 @@ export interface FamilyService {
   ensureFamilyId(userId: string): Promise<string>;
   /** The user's family id, or undefined when the user has none yet (creates nothing). */
   findFamilyId(userId: string): Promise<string | undefined>;
-  /** The entity tag of `view` with the same options (from change counters, without rendering). */
-  viewTag(userId: string, opts: { showHistory: boolean; allowStub: boolean }): Promise<string>;
-  /** `GET /user/family`: null for a stub family unless `allowStub`. */
-  view(userId: string, opts: { showHistory: boolean; allowStub: boolean }): Promise<Family | null>;
+  /**
+   * `GET /user/family`: its tag (from change counters), and the answer when it is rendered, null
+   * for a stub family unless `allowStub`.
+   */
+  read(userId: string, opts: { showHistory: boolean; allowStub: boolean }): Promise<{ tag: string; render: () => Promise<Family | null> }>;
   /** `PUT /admin/families/{familyId}`. */
   adminPut(familyId: string, input: AdminFamilyInput): Promise<{ created: boolean; family: Family }>;
   /** Records an event in the family's history, inside the caller's transaction. */
@@ -102,18 +103,22 @@ export function createFamilyService(store: Store, config: Pick<Config, 'defaultC
     ensureFamilyId,
     findFamilyId: (userId) => repo.familyIdOf(db, userId),
 
-    async viewTag(userId, { showHistory, allowStub }) {
+    async read(userId, { showHistory, allowStub }) {
+      const tagOf = (familyId: string, counters: number[]): string =>
+        tagger.tag(['family', familyId, showHistory, allowStub, ...counters]);
+      const shown = (family: Family | undefined): Family | null =>
+        !family || (isStub(family) && !allowStub) ? null : family;
+      // The history shows group events too: its tag shows the groups' counter.
+      const found = await repo.findFamilyOfUserCounted(db, userId, showHistory);
+      if (found) {
+        // The family's row and its counters come from one statement, so they agree; members and
+        // devices are read after the tag, so the answer is never older than the tag.
+        return { tag: tagOf(found.row.family_id, found.counters), render: async () => shown(await render(found.row, showHistory)) };
+      }
+      // A user's first request: the stub family is made here, as for any other first need.
       const familyId = await ensureFamilyId(userId);
-      // The history shows group events too.
       const wanted = showHistory ? [scopes.family(familyId), scopes.groups(familyId)] : [scopes.family(familyId)];
-      return tagger.tag(['family', familyId, showHistory, allowStub, ...(await readCounters(db, wanted))]);
-    },
-
-    async view(userId, { showHistory, allowStub }) {
-      const row = await repo.findFamilyOfUser(db, userId);
-      const family = row ? await render(row, showHistory) : await load(await ensureFamilyId(userId), showHistory);
-      if (!family) return null;
-      return isStub(family) && !allowStub ? null : family;
+      return { tag: tagOf(familyId, await readCounters(db, wanted)), render: async () => shown(await load(familyId, showHistory)) };
     },
 
     async adminPut(familyId, input) {
