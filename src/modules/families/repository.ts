@@ -1,4 +1,4 @@
-import { sql, type Insertable } from 'kysely';
+import type { Insertable } from 'kysely';
 import type {
   DeviceRow,
   FamilyEventRow,
@@ -7,7 +7,7 @@ import type {
   FamilyMembershipsTable,
   MembershipRow,
 } from '../../db/database.js';
-import { familyCounter, scopes } from '../../db/change-counters.js';
+import { countersOf, selectCounters, type FamilyScope } from '../../db/change-counters.js';
 import type { Db } from '../../db/unit-of-work.js';
 
 export async function findMembership(db: Db, userId: string): Promise<MembershipRow | undefined> {
@@ -24,27 +24,39 @@ export async function familyIdOf(db: Db, userId: string): Promise<string | undef
 }
 
 /**
- * The family the user belongs to with the counters its tag shows (its own scope's, and its
- * groups' with `withGroups`), in one read; undefined when the user has no family yet.
+ * The family the user belongs to with the counters of `wanted` (see `selectCounters`), in one
+ * read; undefined when the user has no family yet.
  */
 export async function findFamilyOfUserCounted(
   db: Db,
   userId: string,
-  withGroups: boolean,
+  wanted: readonly FamilyScope[],
 ): Promise<{ row: FamilyRow; counters: number[] } | undefined> {
   const found = await db
     .selectFrom('family_memberships as m')
     .innerJoin('families as f', 'f.family_id', 'm.family_id')
     .selectAll('f')
-    .select((eb) => [
-      familyCounter(scopes.family, eb.ref('f.family_id')).as('family_counter'),
-      withGroups ? familyCounter(scopes.groups, eb.ref('f.family_id')).as('groups_counter') : sql.lit(0).as('groups_counter'),
-    ])
+    .select((eb) => selectCounters(wanted, eb.ref('f.family_id')))
     .where('m.user_id', '=', userId)
     .executeTakeFirst();
   if (!found) return undefined;
-  const { family_counter: family, groups_counter: groups, ...row } = found;
-  return { row, counters: withGroups ? [Number(family), Number(groups)] : [Number(family)] };
+  const { family_id, country, flags, created_at, updated_at } = found;
+  return { row: { family_id, country, flags, created_at, updated_at }, counters: countersOf(found, wanted) };
+}
+
+/** The id of the user's family with the counters of `wanted`, in one read; undefined without a family. */
+export async function familyIdOfCounted(
+  db: Db,
+  userId: string,
+  wanted: readonly FamilyScope[],
+): Promise<{ familyId: string; counters: number[] } | undefined> {
+  const found = await db
+    .selectFrom('family_memberships as m')
+    .select('m.family_id')
+    .select((eb) => selectCounters(wanted, eb.ref('m.family_id')))
+    .where('m.user_id', '=', userId)
+    .executeTakeFirst();
+  return found && { familyId: found.family_id, counters: countersOf(found, wanted) };
 }
 
 export async function findFamily(db: Db, familyId: string): Promise<FamilyRow | undefined> {

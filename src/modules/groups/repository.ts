@@ -1,5 +1,6 @@
 import type { Insertable } from 'kysely';
 import type { GroupRow, LibraryGroupsTable } from '../../db/database.js';
+import { countersOf, selectCounters, type FamilyScope } from '../../db/change-counters.js';
 import type { Db } from '../../db/unit-of-work.js';
 
 /** A family's group; another family's group is not found, like a missing one. */
@@ -10,6 +11,32 @@ export async function findGroup(db: Db, familyId: string, groupId: string): Prom
     .where('group_id', '=', groupId)
     .where('family_id', '=', familyId)
     .executeTakeFirst();
+}
+
+/**
+ * The caller's family's group with the counters of `wanted` (see `selectCounters`), in one read:
+ * undefined when the user has no family, or the group is not their family's.
+ */
+export async function findGroupOfUserCounted(
+  db: Db,
+  userId: string,
+  groupId: string,
+  wanted: readonly FamilyScope[],
+): Promise<{ row: GroupRow; counters: number[] } | undefined> {
+  const found = await db
+    .selectFrom('library_groups as g')
+    .innerJoin('family_memberships as m', 'm.family_id', 'g.family_id')
+    .selectAll('g')
+    .select((eb) => selectCounters(wanted, eb.ref('g.family_id')))
+    .where('m.user_id', '=', userId)
+    .where('g.group_id', '=', groupId)
+    .executeTakeFirst();
+  if (!found) return undefined;
+  const { group_id, family_id, name, image_id, items, created_at, last_modified_at, version } = found;
+  return {
+    row: { group_id, family_id, name, image_id, items, created_at, last_modified_at, version },
+    counters: countersOf(found, wanted),
+  };
 }
 
 export async function listGroups(db: Db, familyId: string): Promise<GroupRow[]> {

@@ -1,6 +1,6 @@
 import type { Config } from '../../config.js';
 import type { GroupRow } from '../../db/database.js';
-import { bumpCounters, readCounters, scopes } from '../../db/change-counters.js';
+import { bumpCounters, familyScope, readCounters, scopes, type FamilyScope } from '../../db/change-counters.js';
 import type { Store } from '../../db/dialect.js';
 import { requireMatch, type Precondition, type TaggedRead, type Tagger } from '../../shared/entity-tag.js';
 import { familyLock, inUnitOfWork, type Db, type Trx } from '../../db/unit-of-work.js';
@@ -46,6 +46,9 @@ export interface GroupService {
   outlines(familyId: string, held: ReadonlySet<string>): Promise<RawJson>;
 }
 
+/** What a group's answer shows besides its own row (see `groupTag`). */
+const GROUP_SCOPES: readonly FamilyScope[] = ['family', 'catalogue'];
+
 export function createGroupService(
   store: Store,
   families: FamilyService,
@@ -62,9 +65,11 @@ export function createGroupService(
    * refused only when the group itself changed.
    */
   async function groupTag(from: Db, familyId: string, groupId: string, version: number): Promise<string> {
-    const counters = await readCounters(from, [scopes.family(familyId), scopes.catalogue]);
-    return tagger.tag(['group', familyId, groupId, version], counters);
+    return groupTagOf(familyId, groupId, version, await readCounters(from, GROUP_SCOPES.map((kind) => familyScope(kind, familyId))));
   }
+
+  const groupTagOf = (familyId: string, groupId: string, version: number, counters: number[]): string =>
+    tagger.tag(['group', familyId, groupId, version], counters);
 
   const imageUrl = (imageId: string): string => groupImageUrl(config.groupImageUrlTemplate, imageId, config.publicBaseUrl);
 
@@ -134,11 +139,12 @@ export function createGroupService(
   const missing = (groupId: string): AppError => notFound(`group ${groupId}`);
 
   async function listRead(userId: string): Promise<TaggedRead> {
-    const familyId = await families.findFamilyId(userId);
-    if (!familyId) return { tag: tagger.tag(['groups', '']), render: () => '[]' as RawJson };
-    const wanted = [scopes.family(familyId), scopes.groups(familyId), scopes.catalogue];
+    // The family's id and the counters of the tag in one read.
+    const found = await families.findFamilyIdCounted(userId, ['family', 'groups', 'catalogue']);
+    if (!found) return { tag: tagger.tag(['groups', '']), render: () => '[]' as RawJson };
+    const { familyId, counters } = found;
     return {
-      tag: tagger.tag(['groups', familyId, ...(await readCounters(db, wanted))]),
+      tag: tagger.tag(['groups', familyId, ...counters]),
       render: async () => rawArray(await render(await repo.listGroups(db, familyId))),
     };
   }
@@ -177,11 +183,12 @@ export function createGroupService(
     },
 
     async read(userId, groupId) {
-      const familyId = await families.findFamilyId(userId);
-      // The whole row at once: its version makes the tag, the rest the answer.
-      const row = familyId ? await repo.findGroup(db, familyId, groupId) : undefined;
-      if (!familyId || !row) throw missing(groupId);
-      return { tag: await groupTag(db, familyId, groupId, row.version), render: () => renderOne(row) };
+      // The group (of the caller's family) and the counters of its tag in one read: its version
+      // and the counters make the tag, the rest of the row the answer.
+      const found = await repo.findGroupOfUserCounted(db, userId, groupId, GROUP_SCOPES);
+      if (!found) throw missing(groupId);
+      const { row, counters } = found;
+      return { tag: groupTagOf(row.family_id, groupId, row.version, counters), render: () => renderOne(row) };
     },
 
     async update(userId, groupId, body, precondition) {

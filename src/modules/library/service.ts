@@ -1,6 +1,6 @@
 import type { Static } from '@sinclair/typebox';
 import type { LibraryRecordRow } from '../../db/database.js';
-import { bumpCounters, readCounters, scopes } from '../../db/change-counters.js';
+import { bumpCounters, scopes, type FamilyScope } from '../../db/change-counters.js';
 import type { Store } from '../../db/dialect.js';
 import type { TaggedRead, Tagger } from '../../shared/entity-tag.js';
 import { now } from '../../shared/clock.js';
@@ -62,12 +62,13 @@ export function createLibraryService(
 
   return {
     async listRead(userId, { showDeleted, withGroups }) {
-      // The caller's own MYO cards are in their library even before they join a family.
-      const familyId = await families.ensureFamilyId(userId);
       // The family's records and members' cards, catalogue cards in it, and its groups if shown.
-      const wanted = [scopes.family(familyId), scopes.catalogue, ...(withGroups ? [scopes.groups(familyId)] : [])];
+      const wanted: FamilyScope[] = ['family', 'catalogue', ...(withGroups ? (['groups'] as const) : [])];
+      // The caller's own MYO cards are in their library even before they join a family; the
+      // family's id and the counters of the tag come from one read.
+      const { familyId, counters } = await families.ensureFamilyIdCounted(userId, wanted);
       return {
-        tag: tagger.tag(['library', familyId, showDeleted, withGroups, ...(await readCounters(db, wanted))]),
+        tag: tagger.tag(['library', familyId, showDeleted, withGroups, ...counters]),
         render: () => render(familyId, { showDeleted, withGroups }),
       };
     },
