@@ -32,3 +32,28 @@ export function prepared<A extends unknown[], R>(
     return result.rows;
   };
 }
+
+/**
+ * `prepared` for a repository function that receives its database on each call, with a query
+ * whose form depends on a `shape` (such as the counters it selects): built and compiled on first
+ * use for each database (Kysely instance) and each shape (`keyOf` names it), then reused.
+ */
+export function preparedPerShape<S, A extends unknown[], R>(
+  keyOf: (shape: S) => string,
+  build: (db: Db, shape: S, ...args: { [K in keyof A]: A[K] }) => Compilable<R>,
+  arity: A['length'],
+): (db: Db, shape: S, ...args: A) => Promise<R[]> {
+  type Run = (db: Db, ...args: A) => Promise<R[]>;
+  const compiled = new WeakMap<Db, Map<string, Run>>();
+  return (db, shape, ...args) => {
+    let shapes = compiled.get(db);
+    if (!shapes) compiled.set(db, (shapes = new Map<string, Run>()));
+    const key = keyOf(shape);
+    let run = shapes.get(key);
+    if (!run) {
+      run = prepared<A, R>((...standIns) => build(db, shape, ...standIns), arity);
+      shapes.set(key, run);
+    }
+    return run(db, ...args);
+  };
+}
