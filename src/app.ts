@@ -26,7 +26,7 @@ import { LibraryRecord } from './modules/library/schemas.js';
 import { createLibraryService } from './modules/library/service.js';
 import { wishlistRoutes } from './modules/wishlists/routes.js';
 import { Wishlist } from './modules/wishlists/schemas.js';
-import { createMediaUrlSigner } from './modules/wishlists/media-urls.js';
+import { createMediaUrlSigner } from './modules/media/media-urls.js';
 import { createMedia } from './modules/media/media.js';
 import { mediaRoutes } from './modules/media/routes.js';
 import { createTrackMediaFiller } from './modules/media/track-media.js';

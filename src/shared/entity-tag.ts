@@ -8,7 +8,7 @@ import { AppError } from './errors.js';
  *
  * A tag is `"<state>"`, then optional parts after dots: `.<shown>` names other data the answer
  * shows (a group's answer shows the cards of its items), `.s<window>-<key>` the signing window
- * and key of an answer with signed media URLs (wishlists/media-urls.ts). `If-None-Match`
+ * and key of an answer with signed media URLs (media/media-urls.ts). `If-None-Match`
  * compares whole tags: any change of the answer is a new tag. `If-Match` compares `<state>`
  * alone, the resource that the write replaces: a write is refused when the resource changed,
  * not when something it only shows did (a card of a group's item), nor for a read that was signed.

@@ -1,6 +1,6 @@
 import { createHmac } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { MEDIA_URL_TTL_SECONDS, createMediaUrlSigner } from '../../src/modules/wishlists/media-urls.js';
+import { MEDIA_URL_TTL_SECONDS, createMediaUrlSigner } from '../../src/modules/media/media-urls.js';
 import type { RawJson } from '../../src/shared/raw-json.js';
 
 const SECRET = 'a-secret-shared-with-the-media-host';

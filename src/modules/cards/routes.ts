@@ -4,7 +4,7 @@ import { isOn } from '../../shared/query-flags.js';
 import { ErrorRef, PathId, QueryFlag, StatusOk, authErrors } from '../../shared/schemas.js';
 import { sendRaw, type App } from '../../http/route-app.js';
 import type { CardService } from './service.js';
-import type { MediaUrlSigner } from '../wishlists/media-urls.js';
+import type { MediaUrlSigner } from '../media/media-urls.js';
 import { AdminCardInput, CardEnvelope, CardInput, CardList } from './schemas.js';
 import { CARD_ID_PATTERN } from '../../shared/ids.js';
 import { ifMatchOf, sendTagged } from '../../http/conditional.js';

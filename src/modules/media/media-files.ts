@@ -5,7 +5,7 @@ import type { Store } from '../../db/dialect.js';
 import type { MediaStore } from '../../media-store/media-store.js';
 import { SHA256_HEX } from '../../media-store/media-store.js';
 import { AppError, notFound } from '../../shared/errors.js';
-import type { MediaUrlSigner } from '../wishlists/media-urls.js';
+import type { MediaUrlSigner } from './media-urls.js';
 import * as repo from './repository.js';
 
 /**

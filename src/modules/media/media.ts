@@ -4,7 +4,7 @@ import type { Config } from '../../config.js';
 import type { Store } from '../../db/dialect.js';
 import type { MediaStore } from '../../media-store/media-store.js';
 import { openMediaStore } from '../../media-store/open-media-store.js';
-import type { MediaUrlSigner } from '../wishlists/media-urls.js';
+import type { MediaUrlSigner } from './media-urls.js';
 import { createAudioUploads, type AudioUploads } from './audio-uploads.js';
 import { createMediaFiles, type MediaFiles } from './media-files.js';
 import { createImages, type Images } from './images.js';

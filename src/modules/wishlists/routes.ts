@@ -9,7 +9,7 @@ import {
   WishlistParams,
   WISHLIST_BODY_LIMIT,
 } from './schemas.js';
-import type { MediaUrlSigner } from './media-urls.js';
+import type { MediaUrlSigner } from '../media/media-urls.js';
 import type { WishlistService } from './service.js';
 import type { RawJson } from '../../shared/raw-json.js';
 import { ifMatchOf, sendTagged } from '../../http/conditional.js';
