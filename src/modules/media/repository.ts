@@ -51,7 +51,7 @@ export async function holds(db: Db, ownerId: string, sha256: string, kind: Media
 }
 
 /** True when anyone holds the object as this kind. */
-export async function heldAs(db: Db, sha256: string, kinds: MediaHoldingsTable['kind'][]): Promise<boolean> {
+export async function heldAs(db: Db, sha256: string, kinds: readonly MediaHoldingsTable['kind'][]): Promise<boolean> {
   const row = await db
     .selectFrom('media_holdings')
     .select('sha256')
