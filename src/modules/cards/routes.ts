@@ -68,7 +68,7 @@ export async function cardRoutes(
         if (!isOn(req.query.playable)) return sendTagged(req, reply, tag, () => card);
         // One clock reading for the tag and the URLs: both name the same signing window.
         const at = Date.now();
-        return sendTagged(req, reply, tagger.signed(tag, { window: media.window(at), keyId: media.keyId }), async () =>
+        return sendTagged(req, reply, tagger.signed(tag, { window: media.window(at), keyId: media.keyId, reader: userId }), async () =>
           media.signAll(card, await rights.forCard(userId, access, mediaRefHashesIn(card)), at),
         );
       },

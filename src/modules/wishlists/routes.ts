@@ -53,12 +53,12 @@ export async function wishlistRoutes(
   ): Promise<FastifyReply> => {
     if (format === 'raw') return sendTagged(req, reply, tag, render);
     const at = Date.now();
-    const signedTag = tagger.signed(tag, { window: media.window(at), keyId: media.keyId });
+    const signedTag = tagger.signed(tag, { window: media.window(at), keyId: media.keyId, reader: req.principal.userId });
     return sendTagged(req, reply, signedTag, async () => signFor(req.principal.userId, await render(), at));
   };
-  /** A write's answer carries the tag a read of the same form would. */
-  const writeTag = (tag: string, format: string | undefined): string =>
-    format === 'raw' ? tag : tagger.signed(tag, { window: media.window(), keyId: media.keyId });
+  /** A write's answer carries the tag a read of the same form (by the writer) would. */
+  const writeTag = (tag: string, format: string | undefined, userId: string): string =>
+    format === 'raw' ? tag : tagger.signed(tag, { window: media.window(), keyId: media.keyId, reader: userId });
   const tags = ['wishlists'];
   // A body over the limit is the size rule broken, so it answers `wishlist-size`, not 413.
   const writeConfig = { auth: null, oversizeCode: 'wishlist-size' as const };
@@ -77,7 +77,7 @@ export async function wishlistRoutes(
     },
     handler: async (req, reply) => {
       const { wishlist, tag } = await wishlists.create(req.principal.userId, req.body);
-      return sendRaw(reply.header('etag', writeTag(tag, req.query.format)), 201, await present(req.principal.userId, wishlist, req.query.format));
+      return sendRaw(reply.header('etag', writeTag(tag, req.query.format, req.principal.userId)), 201, await present(req.principal.userId, wishlist, req.query.format));
     },
   });
 
@@ -96,7 +96,7 @@ export async function wishlistRoutes(
     handler: async (req, reply) => {
       const { userId } = req.principal;
       const { wishlist, tag } = await wishlists.update(userId, req.params.wishlistId, req.body, ifMatchOf(req));
-      return sendRaw(reply.header('etag', writeTag(tag, req.query.format)), 200, await present(userId, wishlist, req.query.format));
+      return sendRaw(reply.header('etag', writeTag(tag, req.query.format, userId)), 200, await present(userId, wishlist, req.query.format));
     },
   });
 
