@@ -258,6 +258,24 @@ describe('the quota and transcodes', () => {
     }
   });
 
+  it("does not let one user's quota fail the file for others: a new upload of it transcodes again", async () => {
+    const tight = await t.token(newUser('q-tight'), MANAGE);
+    const roomy = await t.token(newUser('q-roomy2'), MANAGE);
+    const song = await makeAudio(2, { hz: 560 }); // ~16 KB: fits beside the filler, its transcode (~32 KB) does not
+    const filler = await makeAudio(10, { hz: 570 });
+    expectStatus((await uploadAudio(t, tight, filler)).put, 200); // leaves q-tight no room for song's transcode
+    const first = await uploadAudio(t, tight, song);
+    expectStatus(first.put, 200);
+    const failed = await pollTranscode(t, tight, first.uploadId);
+    expect(failed.status).toBe(400);
+    expect(failed.body.error.message).toMatch(/would exceed your media quota/);
+
+    const second = await uploadAudio(t, roomy, song);
+    expectStatus(second.put, 200);
+    const done = expectStatus(await pollTranscode(t, roomy, second.uploadId), 200);
+    expect(done.body.transcode.transcodedSha256).toMatch(/^[0-9a-f]{64}$/);
+  });
+
   it('charges the transcode to each poller: one over quota gets 413, one with room gets it', async () => {
     const roomy = await t.token(newUser('q-roomy'), MANAGE);
     const full = await t.token(newUser('q-full'), MANAGE);
