@@ -24,7 +24,8 @@ const READS: { name: string; url: (f: Fixture) => string; statements: number; no
   { name: 'GET /content/mine', url: () => '/content/mine', statements: 1, notModified: 1 },
   { name: 'GET /content/mine?showdeleted=true', url: () => '/content/mine?showdeleted=true', statements: 1, notModified: 1 },
   { name: 'GET /card/{cardId} (own card)', url: (f) => `/card/${f.cardId}`, statements: 1, notModified: 1 },
-  { name: 'GET /card/{cardId}?playable=true', url: (f) => `/card/${f.cardId}?playable=true`, statements: 1, notModified: 1 },
+  // A signed read also reads who may read the media its card names (issue 17, row 3).
+  { name: 'GET /card/{cardId}?playable=true', url: (f) => `/card/${f.cardId}?playable=true`, statements: 2, notModified: 1 },
   { name: 'GET /card/{cardId} (a card of the family library)', url: (f) => `/card/${f.catalogueCardId}`, statements: 1, notModified: 1 },
   { name: 'GET /user/family', url: () => '/user/family', statements: 3, notModified: 1 },
   { name: 'GET /card/family/library', url: () => '/card/family/library', statements: 2, notModified: 1 },
