@@ -7,6 +7,7 @@ import swaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { LogController, type FastifyReply } from 'fastify';
 import authPlugin from './auth/plugin.js';
+import { sharedMediaUrlSecret } from './auth/media-url-secret.js';
 import { createVerifier, type TokenVerifier } from './auth/verifier.js';
 import type { Config } from './config.js';
 import type { Store } from './db/dialect.js';
@@ -216,12 +217,14 @@ export async function buildApp(config: Readonly<Config>, opts: AppOptions = {}):
       reply.code(404).send({ error: { code: 'not-found', message: 'tokens are issued by an external issuer' } }),
   );
 
-  const signer = createMediaUrlSigner(config.mediaUrlTemplate, config.mediaUrlSecret);
+  // One secret for every worker, restart and instance sharing the key (src/auth/media-url-secret.ts).
+  const mediaUrlSecret = config.mediaUrlSecret ?? (await sharedMediaUrlSecret(config.auth, config.dataDir));
+  const signer = createMediaUrlSigner(config.mediaUrlTemplate, mediaUrlSecret);
   // Entity tags name the data an answer shows and what else shapes it: the release (its
   // rendering) and the URLs answers are built with (signed answers add the signing key's id).
   const tagger = createTagger([RELEASE, config.publicBaseUrl, config.groupImageUrlTemplate]);
   const families = createFamilyService(store, config, tagger);
-  const media = createMedia(store, config, signer, app.log);
+  const media = createMedia(store, { ...config, mediaUrlSecret }, signer, app.log);
   app.addHook('preClose', () => media.close());
   await app.register(mediaRoutes, { ...media, families });
   const cards = createCardService(store, families, tagger, createTrackMediaFiller());
