@@ -11,7 +11,7 @@ import { sharedMediaUrlSecret } from './auth/media-url-secret.js';
 import { createVerifier, type TokenVerifier } from './auth/verifier.js';
 import type { Config } from './config.js';
 import type { Store } from './db/dialect.js';
-import { checkReadiness } from './db/readiness.js';
+import { READINESS_REUSE_MS, sharedReadinessCheck } from './db/readiness.js';
 import { openStore } from './db/store.js';
 import { cardRoutes } from './modules/cards/routes.js';
 import { Card, CardSummary } from './modules/cards/schemas.js';
@@ -186,18 +186,19 @@ export async function buildApp(config: Readonly<Config>, opts: AppOptions = {}):
     },
     async () => ({ status: 'ok' as const }),
   );
+  const readinessCheck = sharedReadinessCheck(store, config.readyTimeoutMs);
   app.get(
     '/readyz',
     {
       schema: {
         tags: ['operations'],
         summary: 'The database answers and accepts writes',
-        description: `503 \`unavailable\` (with \`Retry-After\`) when the database does not answer within ${config.readyTimeoutMs} ms, refuses writes, or its file is no longer where it was opened.`,
+        description: `503 \`unavailable\` (with \`Retry-After\`) when the database does not answer within ${config.readyTimeoutMs} ms, refuses writes, or its file is no longer where it was opened. One probe write at a time, and a success answers for ${READINESS_REUSE_MS / 1000} s.`,
         response: { 200: StatusOk, 503: ErrorRef },
       },
     },
     async () => {
-      const readiness = await checkReadiness(store, config.readyTimeoutMs);
+      const readiness = await readinessCheck();
       if (!readiness.ready) throw readiness.failure;
       return { status: 'ok' as const };
     },
