@@ -34,6 +34,7 @@ import { createTrackMediaFiller } from './modules/media/track-media.js';
 import { createWishlistService } from './modules/wishlists/service.js';
 import { answerProtocolErrors, clientError, createErrorHandler, methodAwareNotFound } from './http/error-handler.js';
 import { registerJsonParser } from './http/json-body.js';
+import { loggedUrl } from './http/logged-url.js';
 import { ErrorBody, ErrorRef, MAX_PATH_ID_LENGTH, StatusOk } from './shared/schemas.js';
 import type { App } from './http/route-app.js';
 import { migrateToLatest } from './db/migrate.js';
@@ -123,12 +124,12 @@ export async function buildApp(config: Readonly<Config>, opts: AppOptions = {}):
   if (config.logLevel === 'debug' || config.logLevel === 'trace') {
     // When a request starts, for tracing a request that hangs (only registered when wanted).
     app.addHook('onRequest', async (request) => {
-      request.log.debug({ method: request.method, url: request.url }, 'request received');
+      request.log.debug({ method: request.method, url: loggedUrl(request.url) }, 'request received');
     });
   }
   app.addHook('onResponse', async (request, reply) => {
     request.log.info(
-      { method: request.method, url: request.url, statusCode: reply.statusCode, responseTime: reply.elapsedTime },
+      { method: request.method, url: loggedUrl(request.url), statusCode: reply.statusCode, responseTime: reply.elapsedTime },
       'request completed',
     );
   });
