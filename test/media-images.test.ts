@@ -118,11 +118,21 @@ describe('display icons', () => {
     expect(r.body.displayIcon.new).toBe(true);
   });
 
-  it('without autoConvert, takes a 16x16 PNG as it is and refuses anything else', async () => {
+  it('without autoConvert, takes a 16x16 PNG or GIF as it is, served as its own type, and refuses anything else', async () => {
     const token = await t.token(newUser('strict'), CONTENT);
     const exact = await png(16, 16, '#ff0');
     const ok = expectStatus(await post('/media/displayIcons/user/me/upload?autoConvert=false', token, exact), 200);
     expect(ok.body.displayIcon.mediaId).toBe(sha256(exact));
+    const served = await t.call('GET', local(ok.body.displayIcon.url));
+    expect(served.headers['content-type']).toBe('image/png');
+    // A GIF is kept as it is, and served as what it is.
+    const gif = await sharp({ create: { width: 16, height: 16, channels: 3, background: '#0f0' } }).gif().toBuffer();
+    const kept = expectStatus(await post('/media/displayIcons/user/me/upload?autoConvert=false', token, gif, 'image/gif'), 200);
+    expect(kept.body.displayIcon.mediaId).toBe(sha256(gif));
+    const gifServed = await t.call('GET', local(kept.body.displayIcon.url));
+    expect(gifServed.status).toBe(200);
+    expect(gifServed.headers['content-type']).toBe('image/gif');
+    expect(gifServed.raw.rawPayload.equals(gif)).toBe(true);
     const wrong = await post('/media/displayIcons/user/me/upload?autoConvert=false', token, await png(20, 16));
     expect(wrong.status).toBe(400);
     expect(errorCode(wrong)).toBe('bad-request');

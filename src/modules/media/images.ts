@@ -48,6 +48,12 @@ export interface DisplayIcon {
   new?: boolean;
 }
 
+/** An icon as stored: made a PNG, or kept as sent (a 16x16 PNG or GIF). */
+interface IconImage {
+  bytes: Buffer;
+  mime: string;
+}
+
 export interface Images {
   uploadCover(userId: string, bytes: Buffer, opts: { autoconvert: boolean; coverType?: string }): Promise<{ mediaId: string; mediaUrl: string }>;
   listIcons(ownerId: string): Promise<DisplayIcon[]>;
@@ -101,8 +107,8 @@ export function createImages(deps: {
     };
   }
 
-  async function addIcon(ownerId: string, png: Buffer, title: string | null, tags: string[]): Promise<DisplayIcon> {
-    const mediaId = await keep(ownerId, 'icon', png, 'image/png');
+  async function addIcon(ownerId: string, image: IconImage, title: string | null, tags: string[]): Promise<DisplayIcon> {
+    const mediaId = await keep(ownerId, 'icon', image.bytes, image.mime);
     const row: DisplayIconRow = {
       display_icon_id: randomBytes(12).toString('hex'),
       user_id: ownerId,
@@ -118,17 +124,19 @@ export function createImages(deps: {
   }
 
   /** An icon as the players show it: 16x16 PNG with alpha. */
-  async function iconPng(bytes: Buffer, autoConvert: boolean): Promise<Buffer> {
+  async function iconImage(bytes: Buffer, autoConvert: boolean): Promise<IconImage> {
     const mime = await imageType(bytes);
     if (autoConvert) {
       await readableImage(bytes);
-      return imageWork(() => decode(bytes, { animated: false }).resize(16, 16, { fit: 'cover', position: 'centre' }).ensureAlpha().png().toBuffer());
+      const png = await imageWork(() => decode(bytes, { animated: false }).resize(16, 16, { fit: 'cover', position: 'centre' }).ensureAlpha().png().toBuffer());
+      return { bytes: png, mime: 'image/png' };
     }
     const { width, height } = await readableImage(bytes);
     if (!['image/png', 'image/gif'].includes(mime) || width !== 16 || height !== 16) {
       throw badRequest('without autoConvert, an icon must be a 16x16 PNG or GIF');
     }
-    return bytes;
+    // Kept as sent, so served as what it is: a GIF stays image/gif.
+    return { bytes, mime };
   }
 
   return {
@@ -155,11 +163,11 @@ export function createImages(deps: {
     },
 
     async uploadIcon(userId, bytes, opts) {
-      return addIcon(userId, await iconPng(bytes, opts.autoConvert), null, []);
+      return addIcon(userId, await iconImage(bytes, opts.autoConvert), null, []);
     },
 
     async putPublicIcon(bytes, opts) {
-      return addIcon(PUBLIC_ICONS_OWNER, await iconPng(bytes, true), opts.title ?? null, opts.tags);
+      return addIcon(PUBLIC_ICONS_OWNER, await iconImage(bytes, true), opts.title ?? null, opts.tags);
     },
 
     async uploadFamilyImage(familyId, bytes) {
