@@ -217,6 +217,44 @@ describe('family images', () => {
     expect((await t.call('GET', '/media/family/images', { token: viewer })).status).toBe(200);
   });
 
+  it('keeps the limit of 500 under concurrent uploads: at 499, one of eight at once is taken', async () => {
+    const token = await t.token(newUser('famlimit'), LIBRARY);
+    const first = expectStatus(await post('/media/family/images', token, await png(12, 12, '#010101')), 200).body.imageId;
+    const store = openStore(t.config.database);
+    try {
+      const { family_id: familyId } = await store.db
+        .selectFrom('family_images')
+        .select('family_id')
+        .where('image_id', '=', first)
+        .executeTakeFirstOrThrow();
+      const filler = Array.from({ length: 498 }, (_, i) => ({
+        family_id: familyId,
+        image_id: sha256(`filler ${i}`),
+        size: 1,
+        created_at: new Date().toISOString(),
+      }));
+      await store.db
+        .insertInto('media_objects')
+        .values(filler.map((f) => ({ sha256: f.image_id, size: 1, content_type: 'image/png', created_at: f.created_at })))
+        .execute();
+      await store.db.insertInto('family_images').values(filler).execute();
+      const images = await Promise.all(Array.from({ length: 8 }, (_, i) => png(12, 12, `#${i}0${i}0ff`)));
+      const answers = await Promise.all(images.map((image) => post('/media/family/images', token, image)));
+      expect(answers.map((r) => r.status).sort()).toEqual([200, 400, 400, 400, 400, 400, 400, 400]);
+      for (const refused of answers.filter((r) => r.status === 400)) expect(refused.body.error.message).toMatch(/at most 500 images/);
+      const { n } = await store.db
+        .selectFrom('family_images')
+        .select((eb) => eb.fn.countAll<number | string>().as('n'))
+        .where('family_id', '=', familyId)
+        .executeTakeFirstOrThrow();
+      expect(Number(n)).toBe(500);
+      // An image already there is no new one: still answered at the limit.
+      expectStatus(await post('/media/family/images', token, await png(12, 12, '#010101')), 200);
+    } finally {
+      await store.db.destroy();
+    }
+  });
+
   it("gives a group named by a family image an imageUrl at the family image endpoint", async () => {
     const token = await t.token(newUser('famgroup'), LIBRARY);
     const { imageId } = expectStatus(await post('/media/family/images', token, await png(24, 24, '#789')), 200).body;

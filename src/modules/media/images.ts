@@ -5,6 +5,7 @@ import { LRUCache } from 'lru-cache';
 import sharp, { type OutputInfo } from 'sharp';
 import type { Store } from '../../db/dialect.js';
 import type { DisplayIconRow } from '../../db/database.js';
+import { familyLock, inUnitOfWork, type Db } from '../../db/unit-of-work.js';
 import type { MediaStore } from '../../media-store/media-store.js';
 import { now } from '../../shared/clock.js';
 import { badRequest, notFound } from '../../shared/errors.js';
@@ -123,6 +124,12 @@ export function createImages(deps: {
     return { ...icon(stored as DisplayIconRow), ...(created ? { new: true } : {}) };
   }
 
+  async function withinFamilyImageLimit(trx: Db, familyId: string): Promise<void> {
+    if ((await repo.countFamilyImages(trx, familyId)) >= FAMILY_IMAGE_LIMIT) {
+      throw badRequest(`a family can upload at most ${FAMILY_IMAGE_LIMIT} images`);
+    }
+  }
+
   /** An icon as the players show it: 16x16 PNG with alpha. */
   async function iconImage(bytes: Buffer, autoConvert: boolean): Promise<IconImage> {
     const mime = await imageType(bytes);
@@ -176,11 +183,15 @@ export function createImages(deps: {
       await readableImage(bytes);
       const ownerId = `family:${familyId}`;
       const sha256 = createHash('sha256').update(bytes).digest('hex');
-      if (!(await repo.findFamilyImage(db, familyId, sha256)) && (await repo.countFamilyImages(db, familyId)) >= FAMILY_IMAGE_LIMIT) {
-        throw badRequest(`a family can upload at most ${FAMILY_IMAGE_LIMIT} images`);
-      }
+      // Refused before the bytes are stored when the family is plainly at its limit...
+      if (!(await repo.findFamilyImage(db, familyId, sha256))) await withinFamilyImageLimit(db, familyId);
       const imageId = await keep(ownerId, 'family-image', bytes, mime);
-      await repo.insertFamilyImage(db, { family_id: familyId, image_id: imageId, size: bytes.length, created_at: now() });
+      // ...and decided under the family's lock, so that concurrent uploads cannot pass it together.
+      await inUnitOfWork(store, [familyLock(familyId)], async (trx) => {
+        if (await repo.findFamilyImage(trx, familyId, imageId)) return;
+        await withinFamilyImageLimit(trx, familyId);
+        await repo.insertFamilyImage(trx, { family_id: familyId, image_id: imageId, size: bytes.length, created_at: now() });
+      });
       // Its sizes are made now, from the bytes at hand: reads then never decode the original.
       await familySizes(imageId, bytes);
       return { imageId, url: `${publicBaseUrl}/media/family/images/${imageId}` };
