@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { AppError } from '../../src/shared/errors.js';
 import { checkWishlistLimit, checkWishlistSize, renderWishlist, wishlistBytes } from '../../src/modules/wishlists/rules.js';
-import { MAX_WISHLIST_BYTES } from '../../src/modules/wishlists/schemas.js';
+import { MAX_WISHLIST_BYTES } from '../../src/modules/wishlists/rules.js';
 
 const IDS = { shareId: 'S'.repeat(21), userId: 'auth0|alice', wishlistId: 'W'.repeat(21) };
 

@@ -8,9 +8,9 @@ import {
   Group,
   GroupList,
   GroupParams,
-  MAX_GROUPS_PER_FAMILY,
   UpdateGroupBody,
 } from './schemas.js';
+import { MAX_GROUP_NAME_LENGTH, MAX_GROUPS_PER_FAMILY } from './rules.js';
 import type { GroupService } from './service.js';
 
 const GroupRef = { $ref: 'Group' } as unknown as typeof Group;
@@ -25,7 +25,7 @@ export async function groupRoutes(app: App, opts: { groups: GroupService }): Pro
     schema: {
       tags,
       summary: 'Create a group in the family library',
-      description: `At most ${MAX_GROUPS_PER_FAMILY} groups a family (400 \`group-limit\`). \`name\` is cut to 100 characters; items keep their order, lose duplicates, and drop cards not in the family library.`,
+      description: `At most ${MAX_GROUPS_PER_FAMILY} groups a family (400 \`group-limit\`). \`name\` is cut to ${MAX_GROUP_NAME_LENGTH} characters; items keep their order, lose duplicates, and drop cards not in the family library.`,
       body: CreateGroupBody,
       response: { 201: GroupRef, ...authErrors },
     },

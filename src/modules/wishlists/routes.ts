@@ -10,6 +10,7 @@ import {
   WISHLIST_BODY_LIMIT,
 } from './schemas.js';
 import type { MediaUrlSigner } from './media-urls.js';
+import { MAX_WISHLIST_BYTES, MAX_WISHLISTS_PER_USER } from './rules.js';
 import type { WishlistService } from './service.js';
 import type { RawJson } from '../../shared/raw-json.js';
 import { ifMatchOf, sendTagged } from '../../http/conditional.js';
@@ -57,8 +58,7 @@ export async function wishlistRoutes(
     schema: {
       tags,
       summary: 'Create a wishlist',
-      description:
-        'At most 10 wishlists a user (400 `wishlist-limit`) and 300 KiB of JSON a wishlist (400 `wishlist-size`). `wishlistId` and `shareId` are generated; values sent for them are ignored.',
+      description: `At most ${MAX_WISHLISTS_PER_USER} wishlists a user (400 \`wishlist-limit\`) and ${MAX_WISHLIST_BYTES / 1024} KiB of JSON a wishlist (400 \`wishlist-size\`). \`wishlistId\` and \`shareId\` are generated; values sent for them are ignored.`,
       querystring: FormatQuery,
       body: WishlistBody,
       response: { 201: WishlistRef, ...authErrors },
