@@ -1,5 +1,6 @@
 import { SCOPES } from '../../auth/scopes.js';
 import { ifMatchOf, sendTagged } from '../../http/conditional.js';
+import { answerWithWrite } from '../../http/idempotency.js';
 import { sendRaw, type App } from '../../http/route-app.js';
 import { ErrorRef, authErrors } from '../../shared/schemas.js';
 import {
@@ -11,7 +12,7 @@ import {
   UpdateGroupBody,
 } from './schemas.js';
 import { MAX_GROUP_NAME_LENGTH, MAX_GROUPS_PER_FAMILY } from './rules.js';
-import type { GroupService } from './service.js';
+import type { GroupService, TaggedGroup } from './service.js';
 
 const GroupRef = { $ref: 'Group' } as unknown as typeof Group;
 const BASE = '/card/family/library/groups';
@@ -30,8 +31,12 @@ export async function groupRoutes(app: App, opts: { groups: GroupService }): Pro
       response: { 201: GroupRef, ...authErrors },
     },
     handler: async (req, reply) => {
-      const { group, tag } = await groups.create(req.principal.userId, req.body);
-      return sendRaw(reply.header('etag', tag), 201, group);
+      const { result, answer } = await answerWithWrite(
+        req,
+        (alsoCommit) => groups.create(req.principal.userId, req.body, alsoCommit),
+        ({ group }: TaggedGroup) => ({ status: 201, body: group }),
+      );
+      return sendRaw(reply.header('etag', result.tag), answer.status, answer.body);
     },
   });
 

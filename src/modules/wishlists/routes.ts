@@ -11,9 +11,10 @@ import {
 } from './schemas.js';
 import type { MediaUrlSigner } from './media-urls.js';
 import { MAX_WISHLIST_BYTES, MAX_WISHLISTS_PER_USER } from './rules.js';
-import type { WishlistService } from './service.js';
+import type { TaggedWishlist, WishlistService } from './service.js';
 import type { RawJson } from '../../shared/raw-json.js';
 import { ifMatchOf, sendTagged } from '../../http/conditional.js';
+import { answerWithWrite } from '../../http/idempotency.js';
 import type { Tagger } from '../../shared/entity-tag.js';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 
@@ -64,8 +65,13 @@ export async function wishlistRoutes(
       response: { 201: WishlistRef, ...authErrors },
     },
     handler: async (req, reply) => {
-      const { wishlist, tag } = await wishlists.create(req.principal.userId, req.body);
-      return sendRaw(reply.header('etag', writeTag(tag, req.query.format)), 201, present(wishlist, req.query.format));
+      const { format } = req.query;
+      const { result, answer } = await answerWithWrite(
+        req,
+        (alsoCommit) => wishlists.create(req.principal.userId, req.body, alsoCommit),
+        ({ wishlist }: TaggedWishlist) => ({ status: 201, body: present(wishlist, format) }),
+      );
+      return sendRaw(reply.header('etag', writeTag(result.tag, format)), answer.status, answer.body);
     },
   });
 
