@@ -9,8 +9,8 @@ import { familyLock, inUnitOfWork, type Db } from '../../db/unit-of-work.js';
 import type { MediaStore } from '../../media-store/media-store.js';
 import { now } from '../../shared/clock.js';
 import { badRequest, notFound } from '../../shared/errors.js';
-import type { MediaUrlSigner } from '../wishlists/media-urls.js';
 import { decode, imageWork, readableImage } from './image-work.js';
+import type { MediaUrlSigner } from './media-urls.js';
 import { isStored, type MediaObjects } from './objects.js';
 import * as repo from './repository.js';
 
