@@ -107,7 +107,7 @@ function consume<T>(body: Readable, sink: () => { add(chunk: Buffer): void; end(
       } catch (err) {
         ended = true;
         body.destroy();
-        reject(err);
+        reject(err instanceof Error ? err : new Error(String(err)));
       }
     });
     body.once('end', () => {
