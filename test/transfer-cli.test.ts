@@ -1,10 +1,10 @@
-import { mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, readdir, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDeployment, type Deployment } from './support/deployment.js';
 import { http, runCli, startServer } from './support/processes.js';
-import { repack, rowsOf, unpack } from './support/archives.js';
+import { addMedia, bomb, editTable, repack, rowsOf, unpack } from './support/archives.js';
 import { testDialect } from './support/test-database.js';
 
 /** `cardshelf export` and `cardshelf import` as an operator runs them: own processes, exit codes, files. */
@@ -118,6 +118,56 @@ describe(`cardshelf export and import on ${testDialect()}`, { timeout: 240_000 }
     expect(skipped.code, skipped.stderr).toBe(0);
     expect(skipped.stderr).toMatch(/^import: 0 rows written .*\(none\), 4 media objects, \d+ rows left out\n$/);
     expect((await snapshot('after.tar.gz')).equals(before)).toBe(true);
+  });
+
+  /** The files of a deployment's media store (the file system store under DATA_DIR). */
+  async function mediaFiles(d: Deployment): Promise<string[]> {
+    const objects = path.join(d.env.DATA_DIR!, 'media', 'objects');
+    const names = await readdir(objects, { recursive: true }).catch(() => [] as string[]);
+    return names.sort();
+  }
+
+  it('refuses hostile archives (exit 2) in the first pass: nothing written, media included', async () => {
+    const before = await snapshot('hostile-before.tar.gz');
+    const mediaBefore = await mediaFiles(to);
+    const all = await unpack(await readFile(file('a.tar.gz')));
+    const family = await unpack(await readFile(file('family.tar.gz')));
+    const cards = all.find((e) => e.name.startsWith('tables/02-cards/'))!;
+    const twice = all.map((e) => (e === cards ? { ...e, data: Buffer.concat([e.data.subarray(0, e.data.indexOf(10) + 1), e.data]) } : e));
+    const familyId = String(rowsOf(family, 'families')[0]!.family_id);
+    const catalogueCard = rowsOf(all, 'cards').find((c) => c.origin === 'catalogue')!;
+    const png = Buffer.from('89504e470d0a1a0a0000000d49484452000000010000000108060000001f15c4890000000d49444154789c6360000002000001e221bc330000000049454e44ae426082', 'hex');
+    const cases: [string, () => Promise<Buffer>, RegExp][] = [
+      // Issue 17, row 9: a manifest that unpacks to 1.5 GB, in an archive of a few MB.
+      ['bomb.tar.gz', () => bomb(all.filter((e) => e.name !== 'manifest.json'), 'manifest.json', 1536 * 1024 * 1024), /damaged archive: manifest\.json is 1610612736 bytes, more than it can be \(\d+\)/],
+      // Row 10: a key twice in the archive, a reference to a family that is nowhere.
+      ['twice.tar.gz', async () => repack(twice, { fixManifest: true }), /duplicate key in the archive: cards \(card_id\) \S+ is there twice \(tables\/02-cards\/000001\.ndjson, line \d+\)/],
+      [
+        'dangling.tar.gz',
+        async () => repack(await editTable(all, 'family_devices', (rows) => [...rows, { device_id: 'zz-player', family_id: 'nowhere', added_at: '2026-01-01T00:00:00.000Z', position: 0 }])),
+        /dangling reference: family_devices\.family_id names family nowhere, which is neither in the archive nor here \(tables\/05-family_devices\/000001\.ndjson, line \d+\)/,
+      ],
+      // Row 2: a family's archive with a free catalogue card, with media its rows do not name.
+      [
+        'catalogue.tar.gz',
+        async () => repack(await editTable(family, 'cards', (rows) => [...rows, { ...catalogueCard, card_id: 'zzzzz', is_free: 1 }])),
+        new RegExp(`the family archive of ${familyId} holds catalogue card zzzzz: a family's archive holds its members' own cards only \\(tables\\/02-cards\\/000001\\.ndjson, line \\d+\\)`),
+      ],
+      [
+        'unnamed.tar.gz',
+        async () => repack((await addMedia(family, png, 'image/png')).entries),
+        new RegExp(`the family archive of ${familyId} carries media object [0-9a-f]{64}, which none of its rows names`),
+      ],
+    ];
+    for (const [name, make, message] of cases) {
+      await writeFile(file(name), await make());
+      const r = await cli(['import', file(name)], to.env);
+      expect(r.code, `${name}: ${r.stderr}`).toBe(2);
+      expect(r.stderr).toMatch(new RegExp(`^cardshelf: import: ${message.source}; nothing was written\n$`));
+      expect(await mediaFiles(to), name).toEqual(mediaBefore);
+    }
+    expect((await stat(file('bomb.tar.gz'))).size).toBeLessThan(8 * 1024 * 1024);
+    expect((await snapshot('hostile-after.tar.gz')).equals(before)).toBe(true);
   });
 
   // Last: it takes a media file away from the source.
