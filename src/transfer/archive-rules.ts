@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import type { Db } from '../db/unit-of-work.js';
+import { PUBLIC_ICONS_OWNER } from '../modules/media/images.js';
 import { keyOf, type ArchiveScope, type Reference, type Row, type TableSpec } from './archive-format.js';
 import { KeyIndex } from './key-index.js';
 import { typeMismatch } from './media-type.js';
@@ -199,6 +200,8 @@ export class RowRules {
           break;
         case 'family_memberships':
           ofFamily(row, i);
+          // Its icons are everyone's: as a member, the archive's icons would be public ones.
+          if (row.user_id === PUBLIC_ICONS_OWNER) refuse(`${archive} makes ${PUBLIC_ICONS_OWNER}, the owner of the public icons, a member (${where(at(i))})`);
           this.members.add(String(row.user_id));
           break;
         case 'family_devices':
