@@ -1,17 +1,28 @@
 import { readFileSync } from 'node:fs';
-import cors from '@fastify/cors';
-import { Type } from '@sinclair/typebox';
-import rateLimit from '@fastify/rate-limit';
-import swagger from '@fastify/swagger';
-import swaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { LogController, type FastifyReply } from 'fastify';
+import type { Registry } from 'prom-client';
 import authPlugin from './auth/plugin.js';
-import { createVerifier, type TokenVerifier } from './auth/verifier.js';
+import { sharedMediaUrlSecret } from './auth/media-url-secret.js';
+import { createVerifier } from './auth/verifier.js';
 import type { Config } from './config.js';
 import type { Store } from './db/dialect.js';
-import { checkReadiness } from './db/readiness.js';
+import { migrateToLatest } from './db/migrate.js';
 import { openStore } from './db/store.js';
+import { registerBodyTags } from './http/conditional.js';
+import { registerCors } from './http/cross-origin.js';
+import { clientError, methodAwareNotFound, registerErrorAnswers } from './http/error-handler.js';
+import { registerIdempotency } from './http/idempotency.js';
+import { registerJsonParser } from './http/json-body.js';
+import { registerLoadShedding } from './http/load-shedding.js';
+import { createMetrics, registerMetrics } from './http/metrics.js';
+import { registerApiDocument } from './http/openapi.js';
+import { registerOperationRoutes } from './http/operations.js';
+import { registerRateLimit } from './http/rate-limit.js';
+import { requestId } from './http/request-id.js';
+import { registerRequestLog } from './http/request-log.js';
+import type { App } from './http/route-app.js';
+import { registerSecurityHeaders } from './http/security-headers.js';
 import { cardRoutes } from './modules/cards/routes.js';
 import { Card, CardSummary } from './modules/cards/schemas.js';
 import { createCardService } from './modules/cards/service.js';
@@ -24,36 +35,21 @@ import { createGroupService } from './modules/groups/service.js';
 import { libraryRoutes } from './modules/library/routes.js';
 import { LibraryRecord } from './modules/library/schemas.js';
 import { createLibraryService } from './modules/library/service.js';
-import { wishlistRoutes } from './modules/wishlists/routes.js';
-import { Wishlist } from './modules/wishlists/schemas.js';
-import { createMediaUrlSigner } from './modules/media/media-urls.js';
 import { createMedia } from './modules/media/media.js';
+import { createMediaUrlSigner } from './modules/media/media-urls.js';
+import { transcodeQueueDepth } from './modules/media/queries.js';
 import { createMediaReadRights } from './modules/media/read-rights.js';
 import { mediaRoutes } from './modules/media/routes.js';
 import { createTrackMediaFiller } from './modules/media/track-media.js';
+import { wishlistRoutes } from './modules/wishlists/routes.js';
+import { Wishlist } from './modules/wishlists/schemas.js';
 import { createWishlistService } from './modules/wishlists/service.js';
-import { answerProtocolErrors, clientError, createErrorHandler, methodAwareNotFound } from './http/error-handler.js';
-import { registerJsonParser } from './http/json-body.js';
-import { ErrorBody, ErrorRef, MAX_PATH_ID_LENGTH, StatusOk } from './shared/schemas.js';
-import type { App } from './http/route-app.js';
-import { migrateToLatest } from './db/migrate.js';
-import { admitUnderPressure, registerLoadShedding } from './http/load-shedding.js';
-import { createMetrics, registerMetrics } from './http/metrics.js';
-import { transcodeQueueDepth } from './modules/media/queries.js';
-import { describeRoutes, documentOptions, finishDocument } from './http/openapi.js';
+import { createTagger } from './shared/entity-tag.js';
+import { ErrorBody, MAX_PATH_ID_LENGTH } from './shared/schemas.js';
 import { transferRoutes } from './transfer/routes.js';
 import { createTransferService } from './transfer/service.js';
-import { echoRequestId, requestId } from './http/request-id.js';
-import { registerSecurityHeaders } from './http/security-headers.js';
-import { createTagger } from './shared/entity-tag.js';
-import { registerIdempotency } from './http/idempotency.js';
-import { registerBodyTags } from './http/conditional.js';
 
 const RELEASE = (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version;
-
-/** The local issuer's public keys (RFC 7517); the key members are the JWK's own. */
-const Jwks = Type.Object({ keys: Type.Array(Type.Object({ kid: Type.String(), kty: Type.String() }, { additionalProperties: true })) });
-
 
 export interface AppOptions {
   /** Use this store instead of opening the configured one (it is then not closed with the app). */
@@ -63,18 +59,59 @@ export interface AppOptions {
 }
 
 /**
- * Builds the whole application from a config: every Fastify, validator and plugin option lives
- * here, so tests and production run the same app. It never listens.
+ * Builds the whole application from a config, so tests and production run the same app. It
+ * never listens. The steps run in this order because hooks of one kind run in the order they
+ * were added, and hooks on routes (onRoute) only see the routes added after them.
  */
 export async function buildApp(config: Readonly<Config>, opts: AppOptions = {}): Promise<App> {
-  const store: Store = opts.store ?? openStore(config.database);
+  const { store, registry, unwatchStatements } = await openMeasuredStore(config, opts);
+  const verifier = await createVerifier(config.auth);
+  const app = createFastify(config);
+  app.addHook('onClose', async () => {
+    unwatchStatements();
+    if (!opts.store) await store.db.destroy();
+  });
+
+  registerRequestLog(app, config.logLevel);
+  addSharedSchemas(app);
+  registerJsonParser(app);
+  registerErrorAnswers(app);
+  // Collects every route from here on (the docs' included), for 405 answers with `Allow`.
+  const notFound = methodAwareNotFound(app);
+  registerMetrics(app, registry, config.metrics);
+  registerSecurityHeaders(app);
+  await registerLoadShedding(app, config.loadShedding);
+  await registerCors(app, config.corsOrigin);
+  await registerRateLimit(app, config.rateLimitPerMinute);
+  await registerApiDocument(app, config);
+  await app.register(authPlugin, { verifier });
+  registerIdempotency(app, store);
+  registerBodyTags(app);
+  app.setNotFoundHandler(notFound);
+
+  registerOperationRoutes(app, { store, verifier, readyTimeoutMs: config.readyTimeoutMs });
+  await registerResources(app, config, store);
+  return app;
+}
+
+/**
+ * The configured store (or the one given), migrated unless told not to, with every statement
+ * timed for the metrics where the driver runs it (db/statement-watch.ts); `unwatchStatements`
+ * stops that when the app closes (a store given by the caller outlives the app).
+ */
+async function openMeasuredStore(
+  config: Readonly<Config>,
+  opts: AppOptions,
+): Promise<{ store: Store; registry: Registry; unwatchStatements: () => void }> {
+  const store = opts.store ?? openStore(config.database);
   if (opts.migrate !== false) await migrateToLatest(store);
   const { registry, observeStatement } = createMetrics(store, { transcodeQueue: () => transcodeQueueDepth(store.db) });
-  // Every statement timed for the metrics, where the driver runs it (db/statement-watch.ts).
-  const unwatchStatements = store.dialect.watchStatements(observeStatement);
-  const verifier: TokenVerifier = await createVerifier(config.auth);
+  return { store, registry, unwatchStatements: store.dialect.watchStatements(observeStatement) };
+}
 
-  const app = Fastify({
+/** Fastify with every server, router and validator option of the app. */
+function createFastify(config: Readonly<Config>): App {
+  return Fastify({
     logger: {
       level: config.logLevel,
       redact: ['req.headers.authorization'],
@@ -119,115 +156,25 @@ export async function buildApp(config: Readonly<Config>, opts: AppOptions = {}):
       },
     },
   }).withTypeProvider<TypeBoxTypeProvider>();
+}
 
-  app.addHook('onClose', async () => {
-    unwatchStatements();
-    if (!opts.store) await store.db.destroy();
-  });
-  echoRequestId(app);
-  if (config.logLevel === 'debug' || config.logLevel === 'trace') {
-    // When a request starts, for tracing a request that hangs (only registered when wanted).
-    app.addHook('onRequest', async (request) => {
-      request.log.debug({ method: request.method, url: request.url }, 'request received');
-    });
-  }
-  app.addHook('onResponse', async (request, reply) => {
-    request.log.info(
-      { method: request.method, url: request.url, statusCode: reply.statusCode, responseTime: reply.elapsedTime },
-      'request completed',
-    );
-  });
-
+/** The schemas answers refer to by name (`$ref`), shared by routes and the document. */
+function addSharedSchemas(app: App): void {
   for (const schema of [ErrorBody, Card, CardSummary, Family, LibraryRecord, Group, Wishlist]) {
     app.addSchema(schema);
   }
-  // Only JSON bodies are accepted: without its parser, text/plain is refused like any other type.
-  app.removeContentTypeParser('text/plain');
-  registerJsonParser(app);
-  app.setErrorHandler(createErrorHandler());
-  answerProtocolErrors(app);
+}
 
-  // Collects every route from here on (the docs' included), for 405 answers with `Allow`.
-  const notFound = methodAwareNotFound(app);
-  registerMetrics(app, registry, config.metrics);
-
-  registerSecurityHeaders(app);
-  await registerLoadShedding(app, config.loadShedding);
-  await app.register(cors, {
-    origin: config.corsOrigin === '*' ? '*' : config.corsOrigin,
-    methods: ['GET', 'HEAD', 'POST', 'PUT', 'DELETE'],
-    // Request headers (If-None-Match, If-Match, Idempotency-Key, ...) are allowed as the preflight
-    // asks for them; these answer headers are shown to scripts besides the CORS-safelisted ones.
-    exposedHeaders: ['ETag', 'Idempotent-Replayed', 'Retry-After', 'x-request-id'],
-    // A bare OPTIONS (no Origin or no Access-Control-Request-Method) would otherwise get a
-    // text/plain 400, outside the error shape; it is answered like a preflight instead.
-    strictPreflight: false,
-  });
-  if (config.rateLimitPerMinute > 0) {
-    await app.register(rateLimit, { max: config.rateLimitPerMinute, timeWindow: '1 minute' });
-  }
-  // Before any route: it completes each one's schema as it is added.
-  app.addHook('onRoute', describeRoutes(config));
-  await app.register(swagger, {
-    openapi: documentOptions(config),
-    transformObject: finishDocument,
-    refResolver: {
-      buildLocalReference: (json, _baseUri, _fragment, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`),
-    },
-  });
-  await app.register(swaggerUi, { routePrefix: '/docs' });
-  await app.register(authPlugin, { verifier });
-  registerIdempotency(app, store);
-  registerBodyTags(app);
-  app.setNotFoundHandler(notFound);
-
-  app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
-  app.get(
-    '/healthz',
-    // Liveness: an overloaded process is alive, and restarting it would only lose its work.
-    {
-      schema: { tags: ['operations'], summary: 'The process is up', response: { 200: StatusOk } },
-      config: { pressureHandler: admitUnderPressure },
-    },
-    async () => ({ status: 'ok' as const }),
-  );
-  app.get(
-    '/readyz',
-    {
-      schema: {
-        tags: ['operations'],
-        summary: 'The database answers and accepts writes',
-        description: `503 \`unavailable\` (with \`Retry-After\`) when the database does not answer within ${config.readyTimeoutMs} ms, refuses writes, or its file is no longer where it was opened.`,
-        response: { 200: StatusOk, 503: ErrorRef },
-      },
-    },
-    async () => {
-      const readiness = await checkReadiness(store, config.readyTimeoutMs);
-      if (!readiness.ready) throw readiness.failure;
-      return { status: 'ok' as const };
-    },
-  );
-  app.get(
-    '/.well-known/jwks.json',
-    {
-      schema: {
-        tags: ['operations'],
-        summary: "The local token issuer's public keys",
-        description: 'A JSON Web Key Set; 404 when tokens come from an external issuer (its own keys are at its JWKS URL).',
-        response: { 200: Jwks, 404: ErrorRef },
-      },
-    },
-    async (_req, reply) =>
-      verifier.jwks ??
-      reply.code(404).send({ error: { code: 'not-found', message: 'tokens are issued by an external issuer' } }),
-  );
-
-  const signer = createMediaUrlSigner(config.mediaUrlTemplate, config.mediaUrlSecret);
+/** The API's resources: each module's service, and its routes. */
+async function registerResources(app: App, config: Readonly<Config>, store: Store): Promise<void> {
+  // One secret for every worker, restart and instance sharing the key (src/auth/media-url-secret.ts).
+  const mediaUrlSecret = config.mediaUrlSecret ?? (await sharedMediaUrlSecret(config.auth, config.dataDir));
+  const signer = createMediaUrlSigner(config.mediaUrlTemplate, mediaUrlSecret);
   // Entity tags name the data an answer shows and what else shapes it: the release (its
   // rendering) and the URLs answers are built with (signed answers add the signing key's id).
   const tagger = createTagger([RELEASE, config.publicBaseUrl, config.groupImageUrlTemplate]);
   const families = createFamilyService(store, config, tagger);
-  const media = createMedia(store, config, signer, app.log);
+  const media = createMedia(store, { ...config, mediaUrlSecret }, signer, app.log);
   app.addHook('preClose', () => media.close());
   await app.register(mediaRoutes, { ...media, families });
   const cards = createCardService(store, families, tagger, createTrackMediaFiller());
@@ -244,6 +191,4 @@ export async function buildApp(config: Readonly<Config>, opts: AppOptions = {}):
     rights,
     tagger,
   });
-
-  return app;
 }

@@ -310,7 +310,11 @@ async function importCommand(config: Readonly<Config>, file: string, opts: { ski
   try {
     await migrateToLatest(store);
     const transfer = createTransferService(store, openMediaStore(config.media));
-    const report = await transfer.importArchive(() => createReadStream(file), { skipConflicts: opts.skipConflicts, progress: terminalProgress() });
+    const report = await transfer.importArchive(() => createReadStream(file), {
+      skipConflicts: opts.skipConflicts,
+      maxMediaBytes: Math.max(config.media.maxAudioBytes, config.media.maxImageBytes),
+      progress: terminalProgress(),
+    });
     const total = (counts: Record<string, number>): number => Object.values(counts).reduce((a, b) => a + b, 0);
     const written = Object.entries(report.rows).filter(([, n]) => n > 0).map(([table, n]) => `${table} ${n}`).join(', ');
     err(

@@ -45,8 +45,9 @@ const EnvSchema = Type.Object({
   /**
    * Signed media URLs (wishlists, `playable=true` card reads): `{hash}` is replaced by the
    * URL-encoded hash of a `service:#<hash>` or `yoto:#<hash>` reference; the secret is the one the
-   * media host checks the signatures with (unset: a random one for each process, so instances
-   * behind one address must share one). Unset template: this server's `/media/files/{hash}`.
+   * media host checks the signatures with (unset: derived from the local signing key, or with an
+   * external issuer kept in DATA_DIR; src/auth/media-url-secret.ts). Unset template: this
+   * server's `/media/files/{hash}`.
    */
   MEDIA_URL_TEMPLATE: Type.Optional(Type.String({ pattern: '\\{hash\\}' })),
   MEDIA_URL_SECRET: Type.Optional(Type.String({ minLength: 16 })),

@@ -42,7 +42,14 @@ export interface Reply {
  * environment `env` on top of the defaults. The database is the one of the test project
  * (SQLite or PostgreSQL: see vitest.config.ts) unless `opts.dialect` names another; `close` removes it.
  */
-export async function startTestApp(env: Record<string, string> = {}, opts: { dialect?: TestDialect } = {}): Promise<TestApp> {
+export async function startTestApp(
+  env: Record<string, string> = {},
+  opts: {
+    dialect?: TestDialect;
+    /** Hooks the test adds before the app is ready (to stop a request at a chosen point, say). */
+    prepare?: (app: App) => void;
+  } = {},
+): Promise<TestApp> {
   const dataDir = await mkdtemp(path.join(tmpdir(), 'cardshelf-test-'));
   const breaches: string[] = [];
   const database = await createTestDatabase(opts.dialect);
@@ -51,6 +58,7 @@ export async function startTestApp(env: Record<string, string> = {}, opts: { dia
   try {
     config = loadConfig({ DATA_DIR: dataDir, LOG_LEVEL: 'silent', ...database.env, ...env });
     app = await buildApp(config);
+    opts.prepare?.(app);
     watchContract(app, breaches);
     await app.ready();
   } catch (err) {

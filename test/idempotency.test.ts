@@ -13,11 +13,38 @@ import { MANAGE, expectStatus, familyOf, newUser, putCatalogueCard } from './fix
  * first still runs is a 409. Keys are the user's, kept in the database.
  */
 
+/**
+ * A request sent with this header stops once its handler has answered, before its answer goes
+ * out, as an instance dying there would: the test hears when it got there, and lets it go on.
+ */
+const STOP_BEFORE_ANSWER = 'x-test-stop-before-answer';
+let stopping: { reached: () => void; resumed: Promise<void> } | undefined;
+
+function stopBeforeAnswer(): { reached: Promise<void>; resume: () => void } {
+  let resume!: () => void;
+  const resumed = new Promise<void>((resolve) => (resume = resolve));
+  const reached = new Promise<void>((resolve) => (stopping = { reached: resolve, resumed }));
+  return { reached, resume };
+}
+
 let t: TestApp;
 let store: Store;
 beforeAll(async () => {
   // A short statement timeout: the test of a failed first request waits for one.
-  t = await startTestApp({ DATABASE_STATEMENT_TIMEOUT_MS: '1000' });
+  t = await startTestApp(
+    { DATABASE_STATEMENT_TIMEOUT_MS: '1000' },
+    {
+      // An app-wide hook: it runs before the idempotent routes' own (which store answers).
+      prepare: (app) =>
+        app.addHook('onSend', async (request, _reply, payload) => {
+          if (request.headers[STOP_BEFORE_ANSWER] && stopping) {
+            stopping.reached();
+            await stopping.resumed;
+          }
+          return payload;
+        }),
+    },
+  );
   // The app's own database, opened beside it to look at (and age) stored keys.
   store = openStore(t.config.database);
 });
@@ -30,8 +57,12 @@ const ALL = 'user:content:manage family:library:manage';
 let keys = 0;
 const newKey = (): string => `key-${process.pid}-${++keys}-${'x'.repeat(8)}`;
 
-async function post(user: string, url: string, body: unknown, key?: string): Promise<Reply> {
-  return t.call('POST', url, { token: await t.token(user, ALL), body, headers: key === undefined ? {} : { 'idempotency-key': key } });
+async function post(user: string, url: string, body: unknown, key?: string, headers: Record<string, string> = {}): Promise<Reply> {
+  return t.call('POST', url, {
+    token: await t.token(user, ALL),
+    body,
+    headers: key === undefined ? headers : { ...headers, 'idempotency-key': key },
+  });
 }
 
 async function wishlistCount(user: string): Promise<number> {
@@ -264,6 +295,118 @@ describe('keys in flight, abandoned and expired', () => {
       const retry = expectStatus(await post(user, '/wishlists', { content: [] }, key), 201);
       expect(retry.headers['idempotent-replayed']).toBeUndefined();
       expect(await wishlistCount(user)).toBe(1);
+    },
+  );
+});
+
+describe('the stored answer commits with the write it replays (issue 17)', () => {
+  const listed = async (user: string, url: string): Promise<unknown[]> =>
+    expectStatus(await t.call('GET', url, { token: await t.token(user, ALL) }), 200).body;
+
+  const cases: [string, string, (user: string) => Promise<{ body: unknown; count: () => Promise<number> }>][] = [
+    ['POST /wishlists', '/wishlists', async (user) => ({ body: { content: [{ item: 'once' }] }, count: () => wishlistCount(user) })],
+    [
+      'POST /content',
+      '/content',
+      async (user) => ({
+        body: cardBody('Created once'),
+        count: async () => ((await listed(user, '/content/mine')) as unknown as { cards: unknown[] }).cards.length,
+      }),
+    ],
+    [
+      'POST /card/family/library/groups',
+      '/card/family/library/groups',
+      async (user) => ({
+        body: { name: 'Once', imageId: 'img', items: [] },
+        count: async () => (await listed(user, '/card/family/library/groups')).length,
+      }),
+    ],
+    [
+      'POST /card/family/library',
+      '/card/family/library',
+      async (user) => {
+        await familyOf(t, [user]);
+        const cardId = await putCatalogueCard(t, 'free');
+        return {
+          body: { cardId },
+          count: async () => {
+            const { cards } = (await listed(user, '/card/family/library')) as unknown as { cards: { inFamilyLibrary: boolean }[] };
+            return cards.filter((c) => c.inFamilyLibrary).length;
+          },
+        };
+      },
+    ],
+  ];
+
+  it.each(cases)(
+    '%s: an instance dying between the write and its answer leaves the answer stored; a retry replays it and creates nothing more',
+    async (_what, url, setUp) => {
+      const user = newUser('dies');
+      const { body, count } = await setUp(user);
+      const key = newKey();
+      const stopped = stopBeforeAnswer();
+      const dying = post(user, url, body, key, { [STOP_BEFORE_ANSWER]: '1' });
+      await stopped.reached;
+      let retry: Reply;
+      try {
+        expect(await count()).toBe(1);
+        const stored = await store.db.selectFrom('idempotency_keys').selectAll().where('user_id', '=', user).executeTakeFirstOrThrow();
+        // The lease of a request that never answered is over: a retry may run again.
+        const stale = new Date(Date.now() - IDEMPOTENCY_LEASE_MS - 1000).toISOString();
+        await store.db.updateTable('idempotency_keys').set({ claimed_at: stale }).where('user_id', '=', user).execute();
+        retry = await post(user, url, body, key);
+        expect(retry.status).toBe(201);
+        expect(await count()).toBe(1);
+        expect(retry.headers['idempotent-replayed']).toBe('true');
+        // Because the key was done, with the answer, as soon as the write was: never one without the other.
+        expect(stored.state).toBe('done');
+        expect(stored.status).toBe(201);
+      } finally {
+        stopped.resume();
+      }
+      // What the dying request would have answered is what the retry got.
+      const late = expectStatus(await dying, 201);
+      expect(retry.raw.body).toBe(late.raw.body);
+      expect(await count()).toBe(1);
+    },
+  );
+
+  // PostgreSQL: the user's lock, held from another connection, keeps the create waiting (on
+  // SQLite the claim itself would wait for the same write lock) while its key is taken over.
+  it.runIf(process.env.CARDSHELF_TEST_DB === 'postgres')(
+    'a create whose key was taken over while it waited (its lease ran out) is undone: 409, nothing created',
+    async () => {
+      const user = newUser('overtaken');
+      const key = newKey();
+      let release!: () => void;
+      let locked!: () => void;
+      const held = new Promise<void>((resolve) => (release = resolve));
+      const taken = new Promise<void>((resolve) => (locked = resolve));
+      const holder = store.db.transaction().execute(async (trx) => {
+        await store.dialect.lockKey(trx, userLock(user).key);
+        locked();
+        await held;
+      });
+      await taken;
+      let late: Promise<Reply>;
+      try {
+        late = post(user, '/wishlists', { content: [] }, key);
+        // The claim is made before the create waits for the lock; another request takes it over.
+        await expect.poll(async () => (await store.db.selectFrom('idempotency_keys').select('state').where('user_id', '=', user).execute()).length).toBe(1);
+        const other = new Date(Date.now() + 1000).toISOString();
+        await store.db.updateTable('idempotency_keys').set({ claimed_at: other }).where('user_id', '=', user).execute();
+      } finally {
+        release();
+        await holder;
+      }
+      const r = await late;
+      expect(r.status).toBe(409);
+      expect(errorCode(r)).toBe('idempotency-key-in-use');
+      expect(await wishlistCount(user)).toBe(0);
+      // The key is still the other request's: in flight, without this one's answer.
+      const row = await store.db.selectFrom('idempotency_keys').selectAll().where('user_id', '=', user).executeTakeFirstOrThrow();
+      expect(row.state).toBe('in-flight');
+      expect(row.body).toBeNull();
     },
   );
 });

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import sharp from 'sharp';
 import { cardBody, startTestApp, type TestApp } from './helpers.js';
 import { expectStatus, newUser } from './fixtures.js';
-import { makeAudio, pollTranscode, sha256, startMediaStore, uploadAudio } from './support/media.js';
+import { local, makeAudio, pollTranscode, sha256, startMediaStore, uploadAudio } from './support/media.js';
 import { createDeployment } from './support/deployment.js';
 import { runCli } from './support/processes.js';
 import { openStore } from '../src/db/store.js';
@@ -37,11 +37,17 @@ describe('media gc', () => {
     const cover = expectStatus(await post('/media/coverImage/user/me/upload', await png('#111')), 200).body.coverImage.mediaId;
     const icon = expectStatus(await post('/media/displayIcons/user/me/upload', await png('#222')), 200).body.displayIcon.mediaId;
     const image = expectStatus(await post('/media/family/images', await png('#333')), 200).body.imageId;
+    // Its sized copies, made at upload, are derived objects nothing names: made again when asked for.
+    const sizes: string[] = [];
+    for (const size of ['width=640&height=480', 'width=320&height=320']) {
+      const redirect = await t.call('GET', `/media/family/images/${image}?${size}`, { token });
+      sizes.push(/\/media\/files\/([0-9a-f]{64})\?/.exec(redirect.headers.location as string)![1]!);
+    }
 
     const store = openStore(t.config.database);
     const media = openMediaStore(t.config.media);
     try {
-      const garbage = [sha256(unused), unusedOut, cover].sort();
+      const garbage = [sha256(unused), unusedOut, cover, ...sizes].sort();
       const kept = [sha256(used), usedOut, icon, image];
 
       const young = await collectMediaGarbage(store, media, { graceMs: 3_600_000, dryRun: false });
@@ -62,6 +68,10 @@ describe('media gc', () => {
       // The removed upload's bytes may come again: the hash is unknown, so an upload URL is given.
       const again = await t.call('GET', `/media/transcode/audio/uploadUrl?sha256=${sha256(unused)}`, { token });
       expect(again.body.upload.uploadUrl).toEqual(expect.any(String));
+      // A size removed is made again, once, on the next read.
+      const remade = await t.call('GET', `/media/family/images/${image}?width=320&height=320`, { token });
+      expect(remade.status).toBe(302);
+      expect((await t.call('GET', local(remade.headers.location as string))).status).toBe(200);
     } finally {
       await store.db.destroy();
     }

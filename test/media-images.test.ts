@@ -118,11 +118,21 @@ describe('display icons', () => {
     expect(r.body.displayIcon.new).toBe(true);
   });
 
-  it('without autoConvert, takes a 16x16 PNG as it is and refuses anything else', async () => {
+  it('without autoConvert, takes a 16x16 PNG or GIF as it is, served as its own type, and refuses anything else', async () => {
     const token = await t.token(newUser('strict'), CONTENT);
     const exact = await png(16, 16, '#ff0');
     const ok = expectStatus(await post('/media/displayIcons/user/me/upload?autoConvert=false', token, exact), 200);
     expect(ok.body.displayIcon.mediaId).toBe(sha256(exact));
+    const served = await t.call('GET', local(ok.body.displayIcon.url));
+    expect(served.headers['content-type']).toBe('image/png');
+    // A GIF is kept as it is, and served as what it is.
+    const gif = await sharp({ create: { width: 16, height: 16, channels: 3, background: '#0f0' } }).gif().toBuffer();
+    const kept = expectStatus(await post('/media/displayIcons/user/me/upload?autoConvert=false', token, gif, 'image/gif'), 200);
+    expect(kept.body.displayIcon.mediaId).toBe(sha256(gif));
+    const gifServed = await t.call('GET', local(kept.body.displayIcon.url));
+    expect(gifServed.status).toBe(200);
+    expect(gifServed.headers['content-type']).toBe('image/gif');
+    expect(gifServed.raw.rawPayload.equals(gif)).toBe(true);
     const wrong = await post('/media/displayIcons/user/me/upload?autoConvert=false', token, await png(20, 16));
     expect(wrong.status).toBe(400);
     expect(errorCode(wrong)).toBe('bad-request');
@@ -205,6 +215,44 @@ describe('family images', () => {
     const viewer = await t.token(newUser('famviewer'), 'family:library:view');
     expect((await post('/media/family/images', viewer, await jpeg(30, 30))).status).toBe(403);
     expect((await t.call('GET', '/media/family/images', { token: viewer })).status).toBe(200);
+  });
+
+  it('keeps the limit of 500 under concurrent uploads: at 499, one of eight at once is taken', async () => {
+    const token = await t.token(newUser('famlimit'), LIBRARY);
+    const first = expectStatus(await post('/media/family/images', token, await png(12, 12, '#010101')), 200).body.imageId;
+    const store = openStore(t.config.database);
+    try {
+      const { family_id: familyId } = await store.db
+        .selectFrom('family_images')
+        .select('family_id')
+        .where('image_id', '=', first)
+        .executeTakeFirstOrThrow();
+      const filler = Array.from({ length: 498 }, (_, i) => ({
+        family_id: familyId,
+        image_id: sha256(`filler ${i}`),
+        size: 1,
+        created_at: new Date().toISOString(),
+      }));
+      await store.db
+        .insertInto('media_objects')
+        .values(filler.map((f) => ({ sha256: f.image_id, size: 1, content_type: 'image/png', created_at: f.created_at })))
+        .execute();
+      await store.db.insertInto('family_images').values(filler).execute();
+      const images = await Promise.all(Array.from({ length: 8 }, (_, i) => png(12, 12, `#${i}0${i}0ff`)));
+      const answers = await Promise.all(images.map((image) => post('/media/family/images', token, image)));
+      expect(answers.map((r) => r.status).sort()).toEqual([200, 400, 400, 400, 400, 400, 400, 400]);
+      for (const refused of answers.filter((r) => r.status === 400)) expect(refused.body.error.message).toMatch(/at most 500 images/);
+      const { n } = await store.db
+        .selectFrom('family_images')
+        .select((eb) => eb.fn.countAll<number | string>().as('n'))
+        .where('family_id', '=', familyId)
+        .executeTakeFirstOrThrow();
+      expect(Number(n)).toBe(500);
+      // An image already there is no new one: still answered at the limit.
+      expectStatus(await post('/media/family/images', token, await png(12, 12, '#010101')), 200);
+    } finally {
+      await store.db.destroy();
+    }
   });
 
   it("gives a group named by a family image an imageUrl at the family image endpoint", async () => {

@@ -107,7 +107,7 @@ describe('a signed media URL', () => {
     expect(sha256(r.raw.rawPayload)).toBe(hash);
   });
 
-  it('serves a byte range (206) and refuses one outside the file (416, error shape)', async () => {
+  it('serves a byte range (206), a suffix longer than the file as the whole file, and refuses one outside the file (416, error shape)', async () => {
     const url = local(await playableTrackUrl());
     const whole = (await t.call('GET', url)).raw.rawPayload;
     const part = await t.call('GET', url, { headers: { range: 'bytes=100-1099' } });
@@ -119,6 +119,16 @@ describe('a signed media URL', () => {
     const tail = await t.call('GET', url, { headers: { range: 'bytes=-10' } });
     expect(tail.status).toBe(206);
     expect(tail.raw.rawPayload.equals(whole.subarray(whole.length - 10))).toBe(true);
+
+    // RFC 9110, 14.1.2: a suffix longer than the file selects all of it.
+    for (const suffix of [info.fileSize, info.fileSize + 1, 99_999_999]) {
+      const all = await t.call('GET', url, { headers: { range: `bytes=-${suffix}` } });
+      expect(all.status, `bytes=-${suffix}`).toBe(206);
+      expect(all.headers['content-range']).toBe(`bytes 0-${info.fileSize - 1}/${info.fileSize}`);
+      expect(all.raw.rawPayload.equals(whole)).toBe(true);
+    }
+    const empty = await t.call('GET', url, { headers: { range: 'bytes=-0' } });
+    expect(empty.status).toBe(416);
 
     const outside = await t.call('GET', url, { headers: { range: `bytes=${info.fileSize + 10}-` } });
     expect(outside.status).toBe(416);

@@ -112,4 +112,35 @@ describe(`request ids in the logs on ${testDialect()}`, () => {
     const other = await http(server.url, 'GET', '/healthz');
     expect(other.status).toBe(200);
   });
+
+  it("never writes a signed URL's signature to the log", async () => {
+    const hash = 'a'.repeat(64);
+    const urls = [
+      `/media/files/${hash}?expires=4102444800&signature=SIGNED-MEDIA-SECRET`,
+      `/media/upload/some-upload/file?expires=4102444800&sig%6Eature=SIGNED-UPLOAD-SECRET`,
+    ];
+    for (const url of urls) {
+      const res = await fetch(`${server.url}${url}`, { headers: { 'x-request-id': 'log-signature-check' } });
+      await res.arrayBuffer();
+      expect(res.status).toBeGreaterThanOrEqual(400);
+    }
+    let lines: Record<string, unknown>[] = [];
+    for (let i = 0; i < 50; i++) {
+      lines = server
+        .stdout()
+        .split('\n')
+        .filter((l) => l.includes('log-signature-check'))
+        .map((l) => JSON.parse(l) as Record<string, unknown>);
+      if (lines.filter((l) => l.msg === 'request completed').length === 2) break;
+      await sleep(100);
+    }
+    expect(lines.filter((l) => l.msg === 'request completed')).toHaveLength(2);
+    expect(server.stdout()).not.toMatch(/SIGNED-(MEDIA|UPLOAD)-SECRET/);
+    expect(lines.map((l) => l.url)).toEqual(
+      expect.arrayContaining([
+        `/media/files/${hash}?expires=4102444800&signature=REDACTED`,
+        '/media/upload/some-upload/file?expires=4102444800&signature=REDACTED',
+      ]),
+    );
+  });
 });

@@ -1,10 +1,12 @@
-import { mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
+import { mkdtemp, readFile, readdir, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDeployment, type Deployment } from './support/deployment.js';
 import { http, runCli, startServer } from './support/processes.js';
-import { repack, rowsOf, unpack } from './support/archives.js';
+import { addMedia, bomb, editTable, repack, rowsOf, unpack, type Entry } from './support/archives.js';
+import { makeAudio } from './support/media.js';
 import { testDialect } from './support/test-database.js';
 
 /** `cardshelf export` and `cardshelf import` as an operator runs them: own processes, exit codes, files. */
@@ -34,12 +36,13 @@ describe(`cardshelf export and import on ${testDialect()}`, { timeout: 240_000 }
     await rm(dir, { recursive: true, force: true });
   });
 
-  /** The target's own export, to compare before and after a refused import. */
-  async function snapshot(name: string): Promise<Buffer> {
-    const r = await cli(['export', '--out', file(name)], to.env);
+  /** A deployment's own export, to compare before and after a refused import. */
+  async function snapshotOf(d: Deployment, name: string): Promise<Buffer> {
+    const r = await cli(['export', '--out', file(name)], d.env);
     expect(r.code, r.stderr).toBe(0);
     return readFile(file(name));
   }
+  const snapshot = (name: string): Promise<Buffer> => snapshotOf(to, name);
 
   it('checks its options before anything runs (exit 2, no file written)', async () => {
     const cases: [string[], RegExp][] = [
@@ -120,6 +123,167 @@ describe(`cardshelf export and import on ${testDialect()}`, { timeout: 240_000 }
     expect((await snapshot('after.tar.gz')).equals(before)).toBe(true);
   });
 
+  /** The files of a deployment's media store (the file system store under DATA_DIR). */
+  async function mediaFiles(d: Deployment): Promise<string[]> {
+    const objects = path.join(d.env.DATA_DIR!, 'media', 'objects');
+    const names = await readdir(objects, { recursive: true }).catch(() => [] as string[]);
+    return names.sort();
+  }
+
+  it('refuses hostile archives (exit 2) in the first pass: nothing written, media included', async () => {
+    // An empty target: the archive's media are not there, so a media file written shows.
+    const empty = await createDeployment();
+    try {
+      await refusesHostile(empty);
+    } finally {
+      await empty.close();
+    }
+  });
+
+  async function refusesHostile(target: Deployment): Promise<void> {
+    const before = await snapshotOf(target, 'hostile-before.tar.gz');
+    expect(await mediaFiles(target)).toEqual([]);
+    const all = await unpack(await readFile(file('a.tar.gz')));
+    const family = await unpack(await readFile(file('family.tar.gz')));
+    const cards = all.find((e) => e.name.startsWith('tables/02-cards/'))!;
+    const twice = all.map((e) => (e === cards ? { ...e, data: Buffer.concat([e.data.subarray(0, e.data.indexOf(10) + 1), e.data]) } : e));
+    const familyId = String(rowsOf(family, 'families')[0]!.family_id);
+    const catalogueCard = rowsOf(all, 'cards').find((c) => c.origin === 'catalogue')!;
+    const png = Buffer.from('89504e470d0a1a0a0000000d49484452000000010000000108060000001f15c4890000000d49444154789c6360000002000001e221bc330000000049454e44ae426082', 'hex');
+    const cases: [string, () => Promise<Buffer>, RegExp][] = [
+      // Issue 17, row 9: a manifest that unpacks to 1.5 GB, in an archive of a few MB.
+      ['bomb.tar.gz', () => bomb(all.filter((e) => e.name !== 'manifest.json'), 'manifest.json', 1536 * 1024 * 1024), /damaged archive: manifest\.json is 1610612736 bytes, more than it can be \(\d+\)/],
+      // Row 10: a key twice in the archive, a reference to a family that is nowhere.
+      ['twice.tar.gz', async () => repack(twice, { fixManifest: true }), /duplicate key in the archive: cards \(card_id\) \S+ is there twice \(tables\/02-cards\/000001\.ndjson, line \d+\)/],
+      [
+        'dangling.tar.gz',
+        async () => repack(await editTable(all, 'family_devices', (rows) => [...rows, { device_id: 'zz-player', family_id: 'nowhere', added_at: '2026-01-01T00:00:00.000Z', position: 0 }])),
+        /dangling reference: family_devices\.family_id names family nowhere, which is neither in the archive nor here \(tables\/05-family_devices\/000001\.ndjson, line \d+\)/,
+      ],
+      // Row 2: a family's archive with a free catalogue card, with media its rows do not name.
+      [
+        'catalogue.tar.gz',
+        async () => repack(await editTable(family, 'cards', (rows) => [...rows, { ...catalogueCard, card_id: 'zzzzz', is_free: 1 }])),
+        new RegExp(`the family archive of ${familyId} holds catalogue card zzzzz: a family's archive holds its members' own cards only \\(tables\\/02-cards\\/000001\\.ndjson, line \\d+\\)`),
+      ],
+      [
+        'unnamed.tar.gz',
+        async () => repack((await addMedia(family, png, 'image/png')).entries),
+        new RegExp(`the family archive of ${familyId} carries media object [0-9a-f]{64}, which none of its rows names`),
+      ],
+    ];
+    for (const [name, make, message] of cases) {
+      await writeFile(file(name), await make());
+      const r = await cli(['import', file(name)], target.env);
+      expect.soft(r.code, `${name}: ${r.stderr}`).toBe(2);
+      expect.soft(r.stderr, name).toMatch(new RegExp(`^cardshelf: import: ${message.source}; nothing was written\n$`));
+      expect.soft(await mediaFiles(target), name).toEqual([]);
+    }
+    expect((await stat(file('bomb.tar.gz'))).size).toBeLessThan(8 * 1024 * 1024);
+    expect((await snapshotOf(target, 'hostile-after.tar.gz')).equals(before)).toBe(true);
+  }
+
+  /**
+   * Issue 17, row 2: hand-made family archives that reach beyond their family, each run through
+   * the real command into an instance where A (a generated user, in a family of her own) lives.
+   * The archive is the demo family's, new there; each variant adds one hostile row.
+   */
+  it('refuses a family archive (exit 2) that reaches beyond its family; its transcodes are queued anew', async () => {
+    const victim = await createDeployment();
+    try {
+      const seeded = await cli(['seed', '--scale', '1', '--prefix', 'victim', '--cards-per-user', '2', '--catalogue', '1'], victim.env);
+      expect(seeded.code, seeded.stderr).toBe(0);
+      const here = await unpack(await snapshotOf(victim, 'victim-before.tar.gz'));
+      const before = await readFile(file('victim-before.tar.gz'));
+      const mediaBefore = await mediaFiles(victim);
+      const alice = String(rowsOf(here, 'family_memberships')[0]!.user_id);
+      const aliceFamily = String(rowsOf(here, 'family_memberships')[0]!.family_id);
+      expect(rowsOf(here, 'cards').some((c) => c.user_id === alice)).toBe(true);
+
+      const family = await unpack(await readFile(file('family.tar.gz')));
+      const familyId = String(rowsOf(family, 'families')[0]!.family_id);
+      const member = String(rowsOf(family, 'family_memberships')[0]!.user_id);
+      const archive = `the family archive of ${familyId}`;
+      const at = '2026-01-01T00:00:00.000Z';
+      const png = Buffer.from('89504e470d0a1a0a0000000d49484452000000010000000108060000001f15c4890000000d49444154789c6360000002000001e221bc330000000049454e44ae426082', 'hex');
+      const catalogueCard = rowsOf(await unpack(await readFile(file('a.tar.gz'))), 'cards').find((c) => c.origin === 'catalogue')!;
+      const myCard = rowsOf(family, 'cards')[0]!;
+      /** The family archive with `bytes` carried (said to be `type`) and held by `owner` as `size` bytes. */
+      const held = async (bytes: Buffer, type: string, owner: string, size = bytes.length): Promise<Entry[]> => {
+        const added = await addMedia(family, bytes, type);
+        return editTable(added.entries, 'media_holdings', (rows) => [...rows, { owner_id: owner, sha256: added.sha256, kind: 'cover', size, created_at: at }]);
+      };
+      /** The family archive with `bytes` (said to be `type`) as one of its family images. */
+      const image = async (bytes: Buffer, type: string): Promise<Entry[]> => {
+        const added = await addMedia(family, bytes, type);
+        return editTable(added.entries, 'family_images', (rows) => [...rows, { family_id: familyId, image_id: added.sha256, size: bytes.length, created_at: at }]);
+      };
+      const html = Buffer.from('<!doctype html><script>alert(document.cookie)</script>');
+      const sha = (bytes: Buffer): string => createHash('sha256').update(bytes).digest('hex');
+
+      const membership = await editTable(family, 'family_memberships', (rows) => [...rows, { ...rows[0]!, user_id: alice }]);
+      const moved = new RegExp(`${archive} would move ${escape(alice)}, a member of family ${aliceFamily} here, into ${familyId}`);
+      const cases: [string, Entry[], RegExp, string[]?][] = [
+        [
+          'free-catalogue-card',
+          await editTable(family, 'cards', (rows) => [...rows, { ...catalogueCard, card_id: 'zzfree', is_free: 1 }]),
+          new RegExp(`${archive} holds catalogue card zzfree: a family's archive holds its members' own cards only`),
+        ],
+        ['card-of-a', await editTable(family, 'cards', (rows) => [...rows, { ...myCard, card_id: 'zzalice', user_id: alice }]), new RegExp(`${archive} holds cards of ${escape(alice)}, who is not one of its members`)],
+        [
+          'wishlist-of-a',
+          await editTable(family, 'wishlists', (rows) => [...rows, { wishlist_id: 'zz-planted', share_id: 'zz-planted-share', user_id: alice, content: '[]', created_at: at, updated_at: at }]),
+          new RegExp(`${archive} holds wishlists of ${escape(alice)}, who is not one of its members`),
+        ],
+        ['holding-of-a', await held(png, 'image/png', alice), new RegExp(`${archive} holds media of ${escape(alice)}, who is not one of its members`)],
+        ['holding-10-gib', await held(png, 'image/png', member, 10 * 1024 ** 3), new RegExp(`media_holdings says ${sha(png)} is 10737418240 bytes, its bytes are ${png.length}`)],
+        // With --skip-conflicts too: moving a user is not a conflict to leave out.
+        [`membership-of-a`, membership, moved],
+        [`membership-of-a-skipping`, membership, moved, ['--skip-conflicts']],
+        [
+          'public-icons-owner',
+          await editTable(family, 'family_memberships', (rows) => [...rows, { ...rows[0]!, user_id: 'yoto' }]),
+          new RegExp(`${archive} makes yoto, the owner of the public icons, a member`),
+        ],
+        ['html-as-html', await image(html, 'text/html'), new RegExp(`media object ${sha(html)} cannot be stored: its bytes are of no type Cardshelf stores \\(it says text/html\\)`)],
+        ['png-as-html', await image(png, 'text/html'), new RegExp(`media object ${sha(png)} cannot be stored: it says text/html, but its bytes are image/png`)],
+        ['html-as-png', await image(html, 'image/png'), new RegExp(`media object ${sha(html)} cannot be stored: its bytes are of no type Cardshelf stores \\(it says image/png\\)`)],
+      ];
+      for (const [name, entries, message, flags = []] of cases) {
+        await writeFile(file(`${name}.tar.gz`), await repack(entries));
+        const r = await cli(['import', ...flags, file(`${name}.tar.gz`)], victim.env);
+        expect.soft(r.code, `${name}: ${r.stderr}`).toBe(2);
+        expect.soft(r.stderr, name).toMatch(new RegExp(`^cardshelf: import: ${message.source}.*; nothing was written\n$`));
+        expect.soft(await mediaFiles(victim), name).toEqual(mediaBefore);
+      }
+      expect((await snapshotOf(victim, 'victim-after.tar.gz')).equals(before)).toBe(true);
+
+      // A transcode row saying that a member's upload made the attacker's audio: imported, it
+      // would answer every later upload of that source with it. It is queued anew instead.
+      const source = await makeAudio(1);
+      const theirs = await makeAudio(1, { hz: 880 });
+      let lying = (await addMedia(family, source, 'audio/mpeg')).entries;
+      lying = (await addMedia(lying, theirs, 'audio/mpeg')).entries;
+      lying = await editTable(lying, 'media_holdings', (rows) => [...rows, { owner_id: member, sha256: sha(source), kind: 'audio', size: source.length, created_at: at }]);
+      lying = await editTable(lying, 'audio_uploads', (rows) => [
+        ...rows,
+        { upload_id: 'zz-upload', user_id: member, filename: 'song.mp3', declared_sha256: null, state: 'received', source_sha256: sha(source), url_expires_at: at, created_at: at, updated_at: at },
+      ]);
+      lying = await editTable(lying, 'transcodes', () => [
+        { source_sha256: sha(source), loudnorm: 0, status: 'done', attempts: 1, lease_until: null, progress: 100, transcoded_sha256: sha(theirs), transcoded_info: '{}', error: null, created_at: at, updated_at: at },
+      ]);
+      await writeFile(file('lying-transcode.tar.gz'), await repack(lying));
+      const imported = await cli(['import', file('lying-transcode.tar.gz')], victim.env);
+      expect(imported.code, imported.stderr).toBe(0);
+      const after = await unpack(await snapshotOf(victim, 'victim-imported.tar.gz'));
+      expect(rowsOf(after, 'families').map((f) => f.family_id)).toContain(familyId);
+      const jobs = rowsOf(after, 'transcodes').filter((t) => t.source_sha256 === sha(source));
+      expect(jobs).toMatchObject([{ status: 'queued', attempts: 0, transcoded_sha256: null }]);
+    } finally {
+      await victim.close();
+    }
+  });
+
   // Last: it takes a media file away from the source.
   it('stops (exit 1) when a recorded media object is missing from the store, leaving no file', async () => {
     const objects = path.join(from.env.DATA_DIR!, 'media', 'objects');
@@ -132,3 +296,5 @@ describe(`cardshelf export and import on ${testDialect()}`, { timeout: 240_000 }
     expect((await readdir(dir)).filter((f) => f.startsWith('broken'))).toEqual([]);
   });
 });
+
+const escape = (text: string): string => text.replace(/[|\\{}()[\]^$+*?.]/g, '\\$&');

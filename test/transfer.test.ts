@@ -12,7 +12,7 @@ import { TABLE_NAMES } from '../src/transfer/archive-format.js';
 import { cardBody, startTestApp, type TestApp } from './helpers.js';
 import { adminToken, expectStatus, familyIdOf, familyOf, mustAdd, newUser, putCatalogueCard } from './fixtures.js';
 import { makeAudio, pollTranscode, startMediaStore, uploadAudio } from './support/media.js';
-import { repack, rowsOf, unpack } from './support/archives.js';
+import { addMedia, bomb, editTable, repack, rowsOf, unpack, type Entry } from './support/archives.js';
 import { testDialect, type TestDialect } from './support/test-database.js';
 
 /**
@@ -56,10 +56,20 @@ function transferOf(t: TestApp) {
 async function importInto(t: TestApp, archive: Buffer, skipConflicts = false): Promise<ImportReport> {
   const { service, close } = transferOf(t);
   try {
-    return await service.importArchive(() => Readable.from([archive]), { skipConflicts });
+    return await service.importArchive(() => Readable.from([archive]), {
+      skipConflicts,
+      maxMediaBytes: Math.max(t.config.media.maxAudioBytes, t.config.media.maxImageBytes),
+    });
   } finally {
     await close();
   }
+}
+
+/** The SHA-256 of every object in an instance's media store. */
+async function mediaOf(t: TestApp): Promise<string[]> {
+  const names: string[] = [];
+  for await (const object of openMediaStore(t.config.media).list()) names.push(object.sha256);
+  return names.sort();
 }
 
 /** `GET /admin/export`, the archive's bytes. */
@@ -280,14 +290,24 @@ describe(`moving house: ${SOURCE} to ${TARGET}`, { timeout: 120_000 }, () => {
     try {
       await importInto(fresh, r.rawPayload);
       const again = await unpack(await exportOf(fresh, `?familyId=${world.familyId}`));
-      // Every row comes back the same. Other members' holdings do not travel in a member's
-      // archive: an object that only one of them made public (Bob's icon, named in Alice's card)
-      // is public no more on the new instance, and the family's export there leaves it out.
-      for (const table of TABLE_NAMES.filter((name) => name !== 'media_objects')) {
+      // Every row comes back the same but transcodes, which a family's archive does not bring as
+      // they are: they are queued anew (the worker may have made them again by now). Other
+      // members' holdings do not travel in a member's archive: an object that only one of them
+      // made public (Bob's icon, named in Alice's card) is public no more on the new instance,
+      // and the family's export there leaves it out.
+      for (const table of TABLE_NAMES.filter((name) => name !== 'media_objects' && name !== 'transcodes')) {
         expect(rowsOf(again, table), table).toEqual(rowsOf(entries, table));
       }
       const hashes = (es: typeof entries) => rowsOf(es, 'media_objects').map((o) => o.sha256);
       expect(hashes(entries).filter((h) => !hashes(again).includes(h))).toEqual([world.media[2]]);
+      const jobs = (all: Entry[]) => rowsOf(all, 'transcodes').map((t) => `${t.source_sha256} ${t.loudnorm}`);
+      expect(jobs(entries).length).toBeGreaterThan(0);
+      expect(jobs(again)).toEqual(jobs(entries));
+      const made = new Map(rowsOf(entries, 'transcodes').map((t) => [t.source_sha256, t.transcoded_sha256]));
+      for (const job of rowsOf(again, 'transcodes')) {
+        expect(['queued', 'running', 'done']).toContain(job.status);
+        if (job.status === 'done') expect(job.transcoded_sha256).toBe(made.get(job.source_sha256));
+      }
       const token = await source.token(alice, ALL);
       for (const url of ['/content/mine', '/user/family?showhistory=true', '/wishlists?format=raw', '/media/family/images', '/media/displayIcons/user/me']) {
         expect(await read(fresh, token, url), url).toBe(await read(source, token, url));
@@ -310,10 +330,12 @@ describe(`moving house: ${SOURCE} to ${TARGET}`, { timeout: 120_000 }, () => {
 describe(`refusals leave the target as it was (${TARGET})`, { timeout: 120_000 }, () => {
   let archive: Buffer;
   let before: Buffer;
+  let mediaBefore: string[];
 
   beforeAll(async () => {
     archive = await exportOf(source);
     before = await exportOf(target);
+    mediaBefore = await mediaOf(target);
   });
 
   async function refused(bytes: Buffer, message: RegExp, kind: typeof ArchiveRefused | typeof ImportConflicts = ArchiveRefused): Promise<void> {
@@ -321,6 +343,7 @@ describe(`refusals leave the target as it was (${TARGET})`, { timeout: 120_000 }
     expect(err).toBeInstanceOf(kind);
     expect((err as Error).message).toMatch(message);
     expect((await exportOf(target)).equals(before)).toBe(true);
+    expect(await mediaOf(target)).toEqual(mediaBefore);
   }
 
   it('a flipped byte, a cut-off file, a changed row, a missing manifest', async () => {
@@ -347,25 +370,68 @@ describe(`refusals leave the target as it was (${TARGET})`, { timeout: 120_000 }
     await refused(await repack(bad, { fixManifest: true }), /bad record in tables\/02-cards\/000001\.ndjson, line 1: in_club is not an integer/);
   });
 
-  it('an archive whose rows fail in the database (a key twice in it): the transaction is rolled back', async () => {
+  it('a key twice in the archive, or a reference to nothing, is found before anything is written (media included)', async () => {
     const entries = await unpack(archive);
-    // The last table of the archive (display icons or family images, keyed): every other table
-    // is written, in the same transaction, before its duplicate row fails.
+    // The last table of the archive (family images): a duplicate there used to fail in the
+    // database after the media and every other table had been written.
     const last = entries.filter((e) => e.name.startsWith('tables/')).at(-1)!;
-    expect(last.name).toMatch(/^tables\/1[34]-/);
+    expect(last.name).toMatch(/^tables\/14-family_images/);
     const [first] = last.data.toString().split('\n');
     const twice = entries.map((e) => (e === last ? { ...e, data: Buffer.concat([e.data, Buffer.from(`${first}\n`)]) } : e));
+    const wishlists = rowsOf(entries, 'wishlists');
+    const cases: [Entry[], RegExp][] = [
+      [twice, /^duplicate key in the archive: family_images \(family_id, image_id\) \S+ \S+ is there twice \(tables\/14-family_images\/000001\.ndjson, line 2\)$/],
+      [
+        await editTable(entries, 'wishlists', (rows) => [...rows, { ...rows[0]!, wishlist_id: 'zzzz-another-wishlist' }]),
+        /^duplicate key in the archive: two rows of wishlists have the same \(share_id\)$/,
+      ],
+      [
+        await editTable(entries, 'library_records', (rows) => [...rows, { ...rows[0]!, record_id: 'zz-no-family', family_id: 'no-such-family' }]),
+        /^dangling reference: library_records\.family_id names family no-such-family, which is neither in the archive nor here \(tables\/07-library_records\/000001\.ndjson, line \d+\)$/,
+      ],
+      [
+        await editTable(entries, 'library_records', (rows) => [...rows, { ...rows[0]!, record_id: 'zz-no-card', card_id: 'nocard' }]),
+        /^dangling reference: library_records\.card_id names card nocard, which is neither in the archive nor here/,
+      ],
+      [
+        await editTable(entries, 'media_holdings', (rows) => [...rows, { ...rows[0]!, sha256: 'f'.repeat(64) }]),
+        new RegExp(`^dangling reference: media_holdings\\.sha256 names media object ${'f'.repeat(64)}, which is neither in the archive nor here`),
+      ],
+    ];
+    expect(wishlists.length).toBeGreaterThan(0);
     const fresh = await instance(TARGET);
     try {
       const empty = await exportOf(fresh);
-      const err = await importInto(fresh, await repack(twice, { fixManifest: true })).then(() => undefined, (e: unknown) => e);
-      expect(err).toBeInstanceOf(Error);
-      expect(err).not.toBeInstanceOf(ArchiveRefused);
-      // Cards, families, memberships and the rest were written before the duplicate failed: all gone.
-      expect((await exportOf(fresh)).equals(empty)).toBe(true);
+      for (const [hostile, message] of cases) {
+        const err = await importInto(fresh, await repack(hostile, { fixManifest: true })).then(() => undefined, (e: unknown) => e);
+        expect(err).toBeInstanceOf(ArchiveRefused);
+        expect((err as Error).message).toMatch(message);
+        expect((await exportOf(fresh)).equals(empty)).toBe(true);
+        expect(await mediaOf(fresh)).toEqual([]);
+      }
     } finally {
       await fresh.close();
     }
+  });
+
+  it('an entry larger than it can be, refused before it is read: a manifest of 1.5 GB, a media object over the limit', async () => {
+    const entries = (await unpack(archive)).filter((e) => e.name !== 'manifest.json');
+    const manifestBomb = await bomb(entries, 'manifest.json', 1536 * 1024 * 1024);
+    expect(manifestBomb.length).toBeLessThan(8 * 1024 * 1024);
+    await refused(manifestBomb, /^damaged archive: manifest\.json is 1610612736 bytes, more than it can be \(\d+\)$/);
+    // A batch of rows that unpacks to 256 MiB.
+    const header = entries.filter((e) => !e.name.startsWith('tables/'));
+    await refused(await bomb(header, 'tables/02-cards/000001.ndjson', 256 * 1024 * 1024), /^damaged archive: tables\/02-cards\/000001\.ndjson is 268435456 bytes, more than it can be/);
+    // Media larger than the target takes (its MEDIA_MAX_* settings).
+    const { service, close } = transferOf(target);
+    try {
+      const err = await service.importArchive(() => Readable.from([archive]), { skipConflicts: true, maxMediaBytes: 1024 }).then(() => undefined, (e: unknown) => e);
+      expect(err).toBeInstanceOf(ArchiveRefused);
+      expect((err as Error).message).toMatch(/^media\/[0-9a-f]{64} is \d+ bytes, larger than this instance stores \(MEDIA_MAX_AUDIO_BYTES, MEDIA_MAX_IMAGE_BYTES: 1024\)$/);
+    } finally {
+      await close();
+    }
+    expect((await exportOf(target)).equals(before)).toBe(true);
   });
 
   it('an archive of a newer format version, with a message saying so', async () => {
@@ -385,3 +451,134 @@ describe(`refusals leave the target as it was (${TARGET})`, { timeout: 120_000 }
   });
 });
 
+
+/**
+ * A family's archive (issue 17, row 2) may hold only that family, its members' rows and the
+ * media its rows name: hand-made ones that reach beyond it are refused whole. The family is
+ * M's, new to the target; A (alice) is a user of the target, in another family.
+ */
+describe(`a family archive holds that family only (${TARGET})`, { timeout: 180_000 }, () => {
+  let world: { alice: string; mallory: string; familyId: string; catalogueCard: string; imageId: string };
+  let base: Entry[];
+  let before: Buffer;
+  let mediaBefore: string[];
+
+  beforeAll(async () => {
+    const all = await unpack(await exportOf(source));
+    // A user of the target (imported from the source), in a family of their own there.
+    const alice = String(rowsOf(all, 'wishlists')[0]!.user_id);
+    const catalogueCard = String(rowsOf(all, 'cards').find((c) => c.origin === 'catalogue')!.card_id);
+    const mallory = newUser('mallory');
+    const token = await source.token(mallory, ALL);
+    const familyId = await familyOf(source, [mallory], ['mallory-player']);
+    expectStatus(await source.call('POST', '/content', { token, body: cardBody('Mine') }), 201);
+    const { uploadId } = await uploadAudio(source, token, await makeAudio(2));
+    expectStatus(await pollTranscode(source, token, uploadId), 200);
+    const image = expectStatus(
+      await source.call('POST', '/media/family/images', { token, rawBody: await png(24, '#609'), headers: { 'content-type': 'image/png' } }),
+      200,
+    ).body;
+    world = { alice, mallory, familyId, catalogueCard, imageId: image.imageId as string };
+    const r = await source.app.inject({ method: 'GET', url: '/user/family/export', headers: { authorization: `Bearer ${token}` } });
+    expect(r.statusCode).toBe(200);
+    base = await unpack(r.rawPayload);
+    before = await exportOf(target);
+    mediaBefore = await mediaOf(target);
+  });
+
+  async function refused(entries: Entry[], message: RegExp): Promise<void> {
+    const err = await importInto(target, await repack(entries, { fixManifest: true })).then(() => undefined, (e: unknown) => e);
+    expect(err).toBeInstanceOf(ArchiveRefused);
+    expect((err as Error).message).toMatch(message);
+    expect((await exportOf(target)).equals(before)).toBe(true);
+    expect(await mediaOf(target)).toEqual(mediaBefore);
+  }
+
+  const first = (table: string): Record<string, unknown> => rowsOf(base, table)[0]!;
+
+  it('refuses rows that are not the family\'s: catalogue cards, other users\' cards, wishlists and media, another family\'s rows', async () => {
+    const { alice, familyId, catalogueCard } = world;
+    const archive = `the family archive of ${familyId}`;
+    await refused(
+      await editTable(base, 'cards', (rows) => [...rows, { ...rows[0]!, card_id: 'zzfree', origin: 'catalogue', is_free: 1 }]),
+      new RegExp(`^${archive} holds catalogue card zzfree: a family's archive holds its members' own cards only`),
+    );
+    await refused(
+      await editTable(base, 'cards', (rows) => [...rows, { ...rows[0]!, card_id: 'zzalice', user_id: alice }]),
+      new RegExp(`^${archive} holds cards of ${escape(alice)}, who is not one of its members`),
+    );
+    const wishlist = { wishlist_id: 'zz-planted', share_id: 'zz-planted-share', user_id: alice, content: '[]', created_at: '2026-01-01T00:00:00.000Z', updated_at: '2026-01-01T00:00:00.000Z' };
+    await refused(
+      await editTable(base, 'wishlists', (rows) => [...rows, wishlist]),
+      new RegExp(`^${archive} holds wishlists of ${escape(alice)}, who is not one of its members`),
+    );
+    // A holding charged to A (her quota), and one of M's own that is not its object's size.
+    const holding = first('media_holdings');
+    await refused(
+      await editTable(base, 'media_holdings', (rows) => [...rows, { ...holding, owner_id: alice }]),
+      new RegExp(`^${archive} holds media of ${escape(alice)}, who is not one of its members`),
+    );
+    await refused(
+      await editTable(base, 'media_holdings', (rows) => rows.map((h) => (h === rows[0] ? { ...h, size: 10 * 1024 ** 3 } : h))),
+      /^media_holdings says [0-9a-f]{64} is 10737418240 bytes, its bytes are \d+/,
+    );
+    // Another family's library, with a card of the target's catalogue.
+    await refused(
+      await editTable(base, 'library_records', (rows) => [
+        ...rows,
+        { record_id: 'zz-other', family_id: 'another-family', card_id: catalogueCard, provenance_id: 'x', reason: 'added', created_at: '2026-01-01T00:00:00.000Z', updated_at: '2026-01-01T00:00:00.000Z' },
+      ]),
+      new RegExp(`holds library_records of another family, another-family|names family another-family`),
+    );
+    await refused(
+      await editTable(base, 'families', (rows) => [...rows, { ...rows[0]!, family_id: 'zz-second-family' }]),
+      new RegExp(`^${archive} holds another family, zz-second-family`),
+    );
+  });
+
+  it('refuses a membership that moves a user of the target into the family', async () => {
+    const { alice, familyId } = world;
+    await refused(
+      await editTable(base, 'family_memberships', (rows) => [...rows, { ...rows[0]!, user_id: alice }]),
+      new RegExp(`^the family archive of ${familyId} would move ${escape(alice)}, a member of family \\S+ here, into ${familyId}`),
+    );
+  });
+
+  it('refuses media its rows do not name, media it names without its bytes, and bytes that are not what their row says', async () => {
+    const { familyId } = world;
+    const unnamed = await addMedia(base, await png(8, '#123'), 'image/png');
+    await refused(unnamed.entries, new RegExp(`^the family archive of ${familyId} carries media object ${unnamed.sha256}, which none of its rows names$`));
+
+    // A family image whose bytes are HTML said to be a PNG (it would be served as stated).
+    const html = await addMedia(base, Buffer.from('<!doctype html><script>alert(document.cookie)</script>'), 'image/png');
+    const image = first('family_images');
+    const named = await editTable(html.entries, 'family_images', (rows) => [...rows, { ...image, image_id: html.sha256, size: 54 }]);
+    await refused(named, new RegExp(`^media object ${html.sha256} cannot be stored: its bytes are of no type Cardshelf stores \\(it says image/png\\)`));
+
+    // A family image of the target (A's family's) that the archive does not carry.
+    const theirs = String(rowsOf(await unpack(await exportOf(target)), 'family_images')[0]!.image_id);
+    const borrowed = await editTable(base, 'family_images', (rows) => [...rows, { ...image, image_id: theirs }]);
+    await refused(borrowed, new RegExp(`^the family archive of ${familyId} names media object ${theirs} in family_images\\.image_id without carrying its bytes`));
+  });
+
+  it('imports as it was made; its transcodes are queued anew, never taken as they are', async () => {
+    // The transcode row says M's upload made M's family image: a later upload of that source
+    // anywhere would be answered with it.
+    const job = first('transcodes');
+    const lying = await editTable(base, 'transcodes', (rows) => rows.map((t) => ({ ...t, transcoded_sha256: world.imageId })));
+    expect(job.status).toBe('done');
+    const fresh = await instance(TARGET);
+    try {
+      const report = await importInto(fresh, await repack(lying, { fixManifest: true }));
+      expect(report.rows.cards).toBe(1);
+      const jobs = rowsOf(await unpack(await exportOf(fresh)), 'transcodes');
+      expect(jobs.map((t) => t.source_sha256)).toEqual([job.source_sha256]);
+      expect(jobs[0]!.transcoded_sha256).not.toBe(world.imageId);
+      expect(['queued', 'running', 'done']).toContain(jobs[0]!.status);
+    } finally {
+      await fresh.close();
+    }
+  });
+});
+
+const escape = (text: string): string => text.replace(/[|\\{}()[\]^$+*?.]/g, '\\$&');

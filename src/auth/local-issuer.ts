@@ -17,6 +17,8 @@ export interface SigningKey {
   kid: string;
   privateKey: CryptoKey;
   publicJwk: JWK;
+  /** The private key's bytes, only for secrets derived from them (HKDF); never sent anywhere. */
+  secret: Buffer;
 }
 
 interface KeyFile {
@@ -61,7 +63,12 @@ async function readKeyFile(file: string): Promise<SigningKey> {
     throw new Error(`${file} is not a Cardshelf signing key`);
   }
   const privateKey = (await importJWK(parsed.privateJwk, LOCAL_ALG)) as CryptoKey;
-  return { kid: parsed.kid, privateKey, publicJwk: { ...parsed.publicJwk, alg: LOCAL_ALG, use: 'sig' } };
+  return {
+    kid: parsed.kid,
+    privateKey,
+    publicJwk: { ...parsed.publicJwk, alg: LOCAL_ALG, use: 'sig' },
+    secret: Buffer.from(parsed.privateJwk.d, 'base64url'),
+  };
 }
 
 export interface MintOptions {

@@ -63,20 +63,24 @@ export async function takeOverKey(db: Db, seen: IdempotencyKeyRow, claim: KeyCla
   return Number(result.numUpdatedRows) === 1;
 }
 
-/** Stores the answer of the request holding the claim. */
+/**
+ * Stores the answer of the request holding the claim; false when it no longer holds it (its
+ * lease ran out and another request took the key over).
+ */
 export async function completeKey(
   db: Db,
   claim: KeyClaim,
   answer: { status: number; contentType: string | null; body: string },
-): Promise<void> {
-  await db
+): Promise<boolean> {
+  const result = await db
     .updateTable('idempotency_keys')
     .set({ state: 'done', status: answer.status, content_type: answer.contentType, body: answer.body })
     .where('user_id', '=', claim.userId)
     .where('idempotency_key', '=', claim.key)
     .where('state', '=', 'in-flight')
     .where('claimed_at', '=', claim.at)
-    .execute();
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) === 1;
 }
 
 /** Gives the key up (the request failed on the server's side): a retry runs again. */

@@ -24,15 +24,25 @@ export const familyLock = (familyId: string): Lock => ({ key: `family:${familyId
 export type LockMore = (locks: readonly Lock[]) => Promise<void>;
 
 /**
+ * A write that must commit with a unit of work or not at all, given the work's result: it runs
+ * last, in the unit's transaction. The caller's record of the work goes this way, so that no
+ * crash can leave one without the other: an Idempotency-Key's stored answer is written with the
+ * create it replays (http/idempotency.ts).
+ */
+export type CommitStep<T> = (trx: Trx, result: T) => Promise<void>;
+
+/**
  * Runs `work` in one transaction that holds `locks` from its start to its end (commit or
  * rollback releases them, so a failed request cannot leave one held). Services say what they
  * lock; the dialect says how. Locks are taken in the order of their keys, in one call and across
  * calls (`family:` before `user:`), so two units of work never wait for each other in a circle.
+ * `alsoCommit`, if given, runs after `work`, in the same transaction.
  */
 export function inUnitOfWork<T>(
   store: Store,
   locks: readonly Lock[],
   work: (trx: Trx, lockMore: LockMore) => Promise<T>,
+  alsoCommit?: CommitStep<T>,
 ): Promise<T> {
   return store.db.transaction().execute(async (trx) => {
     const lock: LockMore = async (more) => {
@@ -40,6 +50,8 @@ export function inUnitOfWork<T>(
       for (const key of keys) await store.dialect.lockKey(trx, key);
     };
     await lock(locks);
-    return work(trx, lock);
+    const result = await work(trx, lock);
+    await alsoCommit?.(trx, result);
+    return result;
   });
 }

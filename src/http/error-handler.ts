@@ -21,11 +21,20 @@ const DATABASE_LOG_WINDOW_MS = 10_000;
 type ErrorHandler = (error: FastifyError | AppError, request: FastifyRequest, reply: FastifyReply) => FastifyReply;
 
 /**
+ * Every error answered in the documented shape: the error handler for what the routes and
+ * hooks raise, and the protocol errors Node would answer by itself.
+ */
+export function registerErrorAnswers(app: FastifyInstance): void {
+  app.setErrorHandler(createErrorHandler());
+  answerProtocolErrors(app);
+}
+
+/**
  * The one error handler. Our own errors carry their code; the database layer's and library
  * errors (validation, body parsing, rate limiting) become the documented shape here. A 5xx
  * never shows its internals: the log has them, with the request id.
  */
-export function createErrorHandler(): ErrorHandler {
+function createErrorHandler(): ErrorHandler {
   // A database outage fails every request alike: one line says what failed, not one per request.
   const databaseFailures = new RepeatFilter(DATABASE_LOG_WINDOW_MS);
 
@@ -146,7 +155,7 @@ function rawErrorResponse(status: number, message: string, headers: Record<strin
  * word), an `Expect` other than 100-continue (an empty 417), and an HTTP/1.1 request without Host
  * (an empty 400, so `http.requireHostHeader` is off and the check is made here).
  */
-export function answerProtocolErrors(app: FastifyInstance): void {
+function answerProtocolErrors(app: FastifyInstance): void {
   app.server.on('connect', (_req: IncomingMessage, socket: Socket) => {
     socket.on('error', () => {});
     const allow = { allow: 'DELETE, GET, HEAD, OPTIONS, POST, PUT' };

@@ -11,8 +11,10 @@ import {
   type IdempotencyKeyRow,
   type KeyClaim,
 } from '../db/idempotency-keys.js';
+import type { CommitStep } from '../db/unit-of-work.js';
 import { AppError, badRequest } from '../shared/errors.js';
-import { hooksOf } from './route-app.js';
+import type { RawJson } from '../shared/raw-json.js';
+import { hooksOf, JSON_CONTENT_TYPE } from './route-app.js';
 
 /**
  * Idempotent POSTs (the IETF draft "The Idempotency-Key HTTP Header Field", on Stripe's model).
@@ -25,10 +27,13 @@ import { hooksOf } from './route-app.js';
  * - another request: 422 `idempotency-key-reused`;
  * - while the first still runs: 409 `idempotency-key-in-use`, with `Retry-After`.
  *
- * A first request the server fails (5xx) gives its key back, so a retry runs again; a 4xx is an
- * answer like any other and is replayed. A request that never finished (its instance died)
- * holds its key for LEASE_MS, then a retry may run. Keys last TTL_MS, then are ignored and swept.
- * Requests refused before their handler (token, validation) never claim a key.
+ * A request that writes stores its answer in the transaction of its write (`answerWithWrite`):
+ * both commit, or neither, so no crash can leave a create done and its key free to run it again.
+ * Any other answer is stored on its way out. A first request the server fails (5xx) gives its key
+ * back, so a retry runs again; a 4xx is an answer like any other and is replayed. A request that
+ * never finished (its instance died) holds its key for LEASE_MS, then a retry may run. Keys last
+ * TTL_MS, then are ignored and swept. Requests refused before their handler (token, validation)
+ * never claim a key.
  */
 
 declare module 'fastify' {
@@ -78,6 +83,11 @@ type Outcome =
   | { kind: 'in-flight' }
   | { kind: 'reused' };
 
+const keyInUse = (): AppError =>
+  new AppError('idempotency-key-in-use', 'a request with this Idempotency-Key is still being processed; retry shortly', {
+    'retry-after': '1',
+  });
+
 /** Decides what a request with a key does: run (having claimed it), replay, or be refused. */
 async function begin(store: Store, userId: string, key: string, print: string): Promise<Outcome> {
   // A key can be released or swept between a failed claim and the read: then claim again.
@@ -97,6 +107,42 @@ async function begin(store: Store, userId: string, key: string, print: string): 
     return row.state === 'done' ? { kind: 'replay', row } : { kind: 'in-flight' };
   }
   return { kind: 'in-flight' };
+}
+
+/** The answer of an idempotent route: its status and its JSON, serialised as it is sent. */
+export interface JsonAnswer {
+  status: number;
+  body: RawJson;
+}
+
+/**
+ * Runs a route's write so that its answer commits with it. `write` hands the step it is given to
+ * its service's unit of work; there, after the write and in its transaction, the step renders the
+ * answer from the write's result and, for a request holding an Idempotency-Key, stores it as the
+ * key's answer. A write that ended without a unit of work (the answer came from a read) is
+ * rendered after, and its answer stored on the way out like any other. The route sends `answer`.
+ *
+ * A key taken over while its request still ran (its lease ran out) is another request's now:
+ * this one's write is rolled back, and it answers 409 `idempotency-key-in-use`.
+ */
+export async function answerWithWrite<T>(
+  request: FastifyRequest,
+  write: (alsoCommit: CommitStep<T>) => Promise<T>,
+  render: (result: T) => JsonAnswer,
+): Promise<{ result: T; answer: JsonAnswer }> {
+  const claim = request.idempotencyClaim;
+  let rendered: JsonAnswer | undefined;
+  const result = await write(async (trx, written) => {
+    rendered = render(written);
+    if (claim && !(await completeKey(trx, claim, { ...rendered, contentType: JSON_CONTENT_TYPE }))) {
+      // The key is the other request's: this answer is not its to store.
+      request.idempotencyClaim = null;
+      throw keyInUse();
+    }
+  });
+  // Committed with its answer: nothing is left to store on the way out.
+  if (rendered && claim) request.idempotencyClaim = null;
+  return { result, answer: rendered ?? render(result) };
 }
 
 /** The hooks of idempotent routes, and the sweep of expired keys (stopped when the app closes). */
@@ -130,11 +176,7 @@ export function registerIdempotency(app: FastifyInstance, store: Store): void {
           .send(row.body ?? '');
       }
       case 'in-flight':
-        throw new AppError(
-          'idempotency-key-in-use',
-          'a request with this Idempotency-Key is still being processed; retry shortly',
-          { 'retry-after': '1' },
-        );
+        throw keyInUse();
       case 'reused':
         throw new AppError(
           'idempotency-key-reused',

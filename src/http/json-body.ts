@@ -51,11 +51,13 @@ export function unfitJson(value: unknown, maxDepth: number): string | undefined 
 }
 
 /**
- * The JSON body parser: refuses empty bodies, bytes that are not UTF-8 (rather than turning them
- * into U+FFFD), prototype poisoning (`__proto__`, `constructor.prototype`), and what
- * `unfitJson` finds, with a 400 that says which.
+ * The JSON body parser, the only one: refuses empty bodies, bytes that are not UTF-8 (rather
+ * than turning them into U+FFFD), prototype poisoning (`__proto__`, `constructor.prototype`),
+ * and what `unfitJson` finds, with a 400 that says which.
  */
 export function registerJsonParser(app: FastifyInstance): void {
+  // Only JSON bodies are accepted: without its parser, text/plain is refused like any other type.
+  app.removeContentTypeParser('text/plain');
   app.removeContentTypeParser('application/json');
   app.addContentTypeParser(
     /^application\/([\w.+-]+\+)?json\s*(;|$)/i,

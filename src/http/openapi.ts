@@ -1,5 +1,6 @@
-import type { FastifyDynamicSwaggerOptions, SwaggerTransformObject } from '@fastify/swagger';
-import type { RouteOptions } from 'fastify';
+import swagger, { type FastifyDynamicSwaggerOptions, type SwaggerTransformObject } from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
+import type { FastifyInstance, RouteOptions } from 'fastify';
 import type { Config } from '../config.js';
 import type { ErrorCode } from '../shared/errors.js';
 import { Type, type TObject, type TSchema } from '@sinclair/typebox';
@@ -111,8 +112,24 @@ const SHARED_ERRORS: Record<number, SharedError> = {
   },
 };
 
+/**
+ * The document (generated from the routes added after this: `describeRoutes` completes each one
+ * as it is added) and its pages at /docs. `/openapi.json` is an operations route.
+ */
+export async function registerApiDocument(app: FastifyInstance, config: Readonly<Config>): Promise<void> {
+  app.addHook('onRoute', describeRoutes(config));
+  await app.register(swagger, {
+    openapi: documentOptions(config),
+    transformObject: finishDocument,
+    refResolver: {
+      buildLocalReference: (json, _baseUri, _fragment, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`),
+    },
+  });
+  await app.register(swaggerUi, { routePrefix: '/docs' });
+}
+
 /** Swagger's `openapi` option: everything of the document that is not a route. */
-export function documentOptions(config: Readonly<Config>): NonNullable<FastifyDynamicSwaggerOptions['openapi']> {
+function documentOptions(config: Readonly<Config>): NonNullable<FastifyDynamicSwaggerOptions['openapi']> {
   const tokenHelp =
     config.auth.mode === 'local'
       ? 'Tokens come from the local issuer: `npx cardshelf token --sub <user id> --scope "<scopes>"` on the server ' +
@@ -174,7 +191,7 @@ type Responses = Record<string, unknown>;
  * route can answer (added to its response schemas, so they are serialised as documented) and
  * the scope text. Hidden routes (the document itself, /docs, /metrics) are left alone.
  */
-export function describeRoutes(config: Readonly<Config>): (route: RouteOptions) => void {
+function describeRoutes(config: Readonly<Config>): (route: RouteOptions) => void {
   return (route) => {
     if (!route.schema || route.schema.hide) return;
     // A copy: routes may share one schema object (two paths to one operation).
@@ -259,7 +276,7 @@ const METHODS = ['get', 'head', 'put', 'post', 'delete', 'patch'] as const;
  * Swagger's `transformObject`: operation ids, descriptions of the successful answers, and every
  * error answer as the shared response of its status.
  */
-export const finishDocument: SwaggerTransformObject = (document) => {
+const finishDocument: SwaggerTransformObject = (document) => {
   if (!('openapiObject' in document)) return document.swaggerObject;
   const { openapiObject } = document;
   const paths = (openapiObject.paths ?? {}) as unknown as Record<string, Partial<Record<(typeof METHODS)[number], Operation>>>;

@@ -18,6 +18,9 @@ export type App = FastifyInstance<
   TypeBoxTypeProvider
 >;
 
+/** The content type of every JSON answer. */
+export const JSON_CONTENT_TYPE = 'application/json; charset=utf-8';
+
 /**
  * Sends JSON that is already serialised (stored documents spliced into a response). Fastify
  * passes a string with a JSON content type through as it is.
@@ -25,7 +28,7 @@ export type App = FastifyInstance<
 // Any route's reply, whatever its schema-typed generics: the body is JSON already, not a typed value.
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export function sendRaw(reply: FastifyReply<any, any, any, any, any, any, any, any>, status: number, body: RawJson): FastifyReply<any, any, any, any, any, any, any, any> {
-  return reply.code(status).type('application/json; charset=utf-8').send(body);
+  return reply.code(status).type(JSON_CONTENT_TYPE).send(body);
 }
 
 /** A route's own hooks of one kind, as an array (Fastify takes one, an array, or none). */

@@ -32,6 +32,17 @@ export const BATCH_BYTES = 8 * 1024 * 1024;
  * document of about a MiB (BODY_LIMIT).
  */
 export const MAX_BATCH_ENTRY_BYTES = 64 * 1024 * 1024;
+/** A line of a batch (one row) larger than this is refused: a card document is ~1 MiB (BODY_LIMIT). */
+export const MAX_ROW_BYTES = 16 * 1024 * 1024;
+/** The header entry larger than this is refused before it is read. */
+export const MAX_HEADER_BYTES = 64 * 1024;
+
+/**
+ * The largest manifest an archive of `entries` entries can have: a line of about 150 bytes an
+ * entry (a name, a size, a SHA-256), the row counts, room to spare. The importer refuses a
+ * larger one before reading it, so that a manifest that unpacks to gigabytes costs nothing.
+ */
+export const maxManifestBytes = (entries: number): number => 64 * 1024 + entries * 512;
 
 /** What the archive holds: the whole instance, or one family with what belongs to it. */
 export type ArchiveScope = { kind: 'instance' } | { kind: 'family'; familyId: string };
@@ -88,6 +99,22 @@ export interface TableSpec {
    * row already in the target is the same fact, kept as it is, never a conflict.
    */
   shared?: boolean;
+  /**
+   * Columns that name a row of another table (a foreign key, declared or not): the importer
+   * refuses a value found neither in the archive nor in the target.
+   */
+  references?: readonly Reference[];
+}
+
+export interface Reference {
+  column: string;
+  /** The table named, by its first key. */
+  table: 'media_objects' | 'cards' | 'families';
+  /**
+   * A family's archive may name what it does not carry: its library records name catalogue
+   * cards, which a family's archive never holds (a server without them shows nothing there).
+   */
+  optionalInFamilyArchive?: boolean;
 }
 
 const text = (name: string, nullable = false): ColumnSpec => ({ name, type: 'text', nullable });
@@ -146,12 +173,14 @@ export const TABLES: readonly TableSpec[] = [
     ],
     order: ['user_id'],
     keys: [['user_id']],
+    references: [{ column: 'family_id', table: 'families' }],
   },
   {
     name: 'family_devices',
     columns: [text('device_id'), text('family_id'), text('added_at'), int('position')],
     order: ['device_id'],
     keys: [['device_id']],
+    references: [{ column: 'family_id', table: 'families' }],
   },
   {
     name: 'family_events',
@@ -159,6 +188,7 @@ export const TABLES: readonly TableSpec[] = [
     order: ['id'],
     internalOrder: true,
     keys: [],
+    references: [{ column: 'family_id', table: 'families' }],
   },
   {
     name: 'library_records',
@@ -173,6 +203,10 @@ export const TABLES: readonly TableSpec[] = [
     ],
     order: ['record_id'],
     keys: [['record_id'], ['family_id', 'card_id']],
+    references: [
+      { column: 'family_id', table: 'families' },
+      { column: 'card_id', table: 'cards', optionalInFamilyArchive: true },
+    ],
   },
   {
     name: 'library_groups',
@@ -187,6 +221,7 @@ export const TABLES: readonly TableSpec[] = [
     ],
     order: ['group_id'],
     keys: [['group_id']],
+    references: [{ column: 'family_id', table: 'families' }],
   },
   {
     name: 'wishlists',
@@ -199,6 +234,7 @@ export const TABLES: readonly TableSpec[] = [
     columns: [text('owner_id'), text('sha256'), text('kind'), bigint('size'), text('created_at')],
     order: ['owner_id', 'sha256', 'kind'],
     keys: [['owner_id', 'sha256', 'kind']],
+    references: [{ column: 'sha256', table: 'media_objects' }],
   },
   {
     name: 'audio_uploads',
@@ -247,12 +283,17 @@ export const TABLES: readonly TableSpec[] = [
     ],
     order: ['display_icon_id'],
     keys: [['display_icon_id'], ['user_id', 'media_id']],
+    references: [{ column: 'media_id', table: 'media_objects' }],
   },
   {
     name: 'family_images',
     columns: [text('family_id'), text('image_id'), bigint('size'), text('created_at')],
     order: ['family_id', 'image_id'],
     keys: [['family_id', 'image_id']],
+    references: [
+      { column: 'family_id', table: 'families' },
+      { column: 'image_id', table: 'media_objects' },
+    ],
   },
 ];
 

@@ -57,25 +57,42 @@ export async function* readEntries(source: Readable): AsyncGenerator<ArchiveEntr
   }
 }
 
-/** The whole body of an entry; rejects if the archive breaks off inside it. */
-export function readAll(body: Readable): Promise<Buffer> {
+/** An entry is larger than its reader takes: the rest of it is not read. */
+export class EntryTooLarge extends Error {}
+
+/**
+ * The whole body of an entry, of at most `maxBytes`; rejects if the archive breaks off inside
+ * it, and with EntryTooLarge as soon as more arrives (a tar header states the size, which the
+ * caller checks first: this bounds what is held whatever the header says).
+ */
+export function readAll(body: Readable, maxBytes: number): Promise<Buffer> {
   return consume(body, () => {
     const chunks: Buffer[] = [];
-    return { add: (chunk) => chunks.push(chunk), end: () => Buffer.concat(chunks) };
-  });
-}
-
-/** The SHA-256 (hex) and size of an entry's body, read through. */
-export function hashOf(body: Readable): Promise<{ sha256: string; size: number }> {
-  return consume(body, () => {
-    const hash = createHash('sha256');
     let size = 0;
     return {
       add: (chunk) => {
         size += chunk.length;
+        if (size > maxBytes) throw new EntryTooLarge(`it is larger than ${maxBytes} bytes`);
+        chunks.push(chunk);
+      },
+      end: () => Buffer.concat(chunks),
+    };
+  });
+}
+
+/** The SHA-256 (hex) and size of an entry's body, read through, and its first `startBytes` bytes. */
+export function hashOf(body: Readable, startBytes = 0): Promise<{ sha256: string; size: number; start: Buffer }> {
+  return consume(body, () => {
+    const hash = createHash('sha256');
+    let size = 0;
+    const start: Buffer[] = [];
+    return {
+      add: (chunk) => {
+        if (size < startBytes) start.push(chunk.subarray(0, startBytes - size));
+        size += chunk.length;
         hash.update(chunk);
       },
-      end: () => ({ sha256: hash.digest('hex'), size }),
+      end: () => ({ sha256: hash.digest('hex'), size, start: Buffer.concat(start) }),
     };
   });
 }
@@ -84,7 +101,15 @@ function consume<T>(body: Readable, sink: () => { add(chunk: Buffer): void; end(
   return new Promise((resolve, reject) => {
     const s = sink();
     let ended = false;
-    body.on('data', (chunk: Buffer) => s.add(chunk));
+    body.on('data', (chunk: Buffer) => {
+      try {
+        s.add(chunk);
+      } catch (err) {
+        ended = true;
+        body.destroy();
+        reject(err instanceof Error ? err : new Error(String(err)));
+      }
+    });
     body.once('end', () => {
       ended = true;
       resolve(s.end());

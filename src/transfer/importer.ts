@@ -4,6 +4,7 @@ import { CompiledQuery, sql } from 'kysely';
 import type { Store } from '../db/dialect.js';
 import type { Db } from '../db/unit-of-work.js';
 import type { MediaStore } from '../media-store/media-store.js';
+import { now } from '../shared/clock.js';
 import {
   ARCHIVE_FORMAT,
   ARCHIVE_VERSION,
@@ -11,10 +12,13 @@ import {
   HEADER_ENTRY,
   MANIFEST_ENTRY,
   MAX_BATCH_ENTRY_BYTES,
+  MAX_HEADER_BYTES,
+  MAX_ROW_BYTES,
   MEDIA_PREFIX,
   TABLES,
   decodeRow,
   keyOf,
+  maxManifestBytes,
   parseBatchEntryName,
   type ArchiveHeader,
   type ArchiveScope,
@@ -23,11 +27,13 @@ import {
   type Row,
   type TableSpec,
 } from './archive-format.js';
-import { hashOf, readAll, readEntries, type ArchiveEntry } from './archive-reader.js';
+import { EntryTooLarge, hashOf, readAll, readEntries, type ArchiveEntry } from './archive-reader.js';
+import { RowRules, type MediaEntry } from './archive-rules.js';
+import { SNIFF_BYTES, sniffType } from './media-type.js';
+import { ArchiveRefused, refuse } from './refusal.js';
 import { SHA256_HEX } from '../media-store/media-store.js';
 
-/** The archive cannot be imported as it is (damaged, of a newer format, a bad row): nothing was written. */
-export class ArchiveRefused extends Error {}
+export { ArchiveRefused } from './refusal.js';
 
 export interface Conflict {
   table: string;
@@ -49,6 +55,8 @@ export class ImportConflicts extends Error {
 export interface ImportOptions {
   /** Leave out the records that conflict (and the history of a family already there) instead of refusing. */
   skipConflicts: boolean;
+  /** The largest media object taken: the larger of MEDIA_MAX_AUDIO_BYTES and MEDIA_MAX_IMAGE_BYTES. */
+  maxMediaBytes: number;
   progress?: (line: string) => void;
 }
 
@@ -102,14 +110,11 @@ interface Checked {
   conflicts: { total: number; examples: Conflict[] };
 }
 
-const refuse = (message: string): never => {
-  throw new ArchiveRefused(message);
-};
-
 /** Pass one: reads the whole archive, writes nothing. */
 async function checkArchive(db: Db, source: Readable, opts: ImportOptions): Promise<Checked> {
   const entries: ManifestEntry[] = [];
-  const blobs = new Set<string>();
+  const media = new Map<string, MediaEntry>();
+  let rules: RowRules | undefined;
   const recorded = new Set<string>();
   const rows: Record<string, number> = {};
   const conflicts: Checked['conflicts'] = { total: 0, examples: [] };
@@ -131,20 +136,25 @@ async function checkArchive(db: Db, source: Readable, opts: ImportOptions): Prom
       if (!header) {
         const read = await readHeader(entry);
         header = read.header;
+        rules = new RowRules(db, header.scope, media);
         entries.push(await summarise(entry.name, read.raw));
         continue;
       }
       if (entry.name === MANIFEST_ENTRY) {
-        manifest = parseJson(await readAll(entry.body), MANIFEST_ENTRY) as Manifest;
+        // Bounded by what it lists (the entries before it) before a byte of it is read.
+        manifest = parseJson(await readBounded(entry, maxManifestBytes(entries.length)), MANIFEST_ENTRY) as Manifest;
         continue;
       }
       if (entry.name.startsWith(MEDIA_PREFIX)) {
         const sha256 = entry.name.slice(MEDIA_PREFIX.length);
         if (!SHA256_HEX.test(sha256)) refuse(`damaged archive: unexpected entry ${entry.name}`);
         if (lastTable >= 0) refuse(`damaged archive: media entry ${entry.name} after the tables`);
-        const actual = await hashOf(entry.body);
+        if (entry.size > opts.maxMediaBytes) {
+          refuse(`${entry.name} is ${entry.size} bytes, larger than this instance stores (MEDIA_MAX_AUDIO_BYTES, MEDIA_MAX_IMAGE_BYTES: ${opts.maxMediaBytes})`);
+        }
+        const actual = await hashOf(entry.body, SNIFF_BYTES);
         if (actual.sha256 !== sha256) refuse(`damaged archive: the bytes of ${entry.name} do not have that SHA-256`);
-        blobs.add(sha256);
+        media.set(sha256, { size: actual.size, sniffed: await sniffType(actual.start) });
         entries.push({ name: entry.name, size: actual.size, sha256 });
         continue;
       }
@@ -155,8 +165,7 @@ async function checkArchive(db: Db, source: Readable, opts: ImportOptions): Prom
       }
       lastTable = batch.tableIndex;
       lastBatch = batch.batch;
-      if (entry.size > MAX_BATCH_ENTRY_BYTES) refuse(`damaged archive: ${entry.name} is larger than a batch can be`);
-      const buffer = await readAll(entry.body);
+      const buffer = await readBounded(entry, MAX_BATCH_ENTRY_BYTES);
       entries.push(await summarise(entry.name, buffer));
       const table = TABLES[batch.tableIndex]!;
       // Counted even when a row is bad, so that damage (the manifest differs) is what is reported.
@@ -170,6 +179,15 @@ async function checkArchive(db: Db, source: Readable, opts: ImportOptions): Prom
         if (!(err instanceof ArchiveRefused)) throw err;
         badRecord ??= err;
         continue;
+      }
+      // Keys, references and scope: reported, like a bad row, once the archive is known whole.
+      if (!badRecord) {
+        try {
+          await rules!.check(table, entry.name, decoded);
+        } catch (err) {
+          if (!(err instanceof ArchiveRefused)) throw err;
+          badRecord = err;
+        }
       }
       if (table.name === 'media_objects') for (const row of decoded) recorded.add(String(row.sha256));
       if (occupied.has(table.name) && !table.shared) {
@@ -193,15 +211,16 @@ async function checkArchive(db: Db, source: Readable, opts: ImportOptions): Prom
   if (!manifest) return refuse('damaged archive: it ends before its manifest (cut short?)');
   checkManifest(header, manifest, entries, rows);
   if (badRecord) throw badRecord;
-  for (const sha256 of recorded) if (!blobs.has(sha256)) refuse(`damaged archive: media object ${sha256} has no bytes in it`);
-  for (const sha256 of blobs) if (!recorded.has(sha256)) refuse(`damaged archive: media bytes ${sha256} have no media object row`);
+  for (const sha256 of recorded) if (!media.has(sha256)) refuse(`damaged archive: media object ${sha256} has no bytes in it`);
+  for (const sha256 of media.keys()) if (!recorded.has(sha256)) refuse(`damaged archive: media bytes ${sha256} have no media object row`);
+  rules!.finish();
   return { header, manifest, occupied, conflicts };
 }
 
 async function readHeader(entry: ArchiveEntry): Promise<{ header: ArchiveHeader; raw: Buffer }> {
   if (entry.name !== HEADER_ENTRY) refuse(`not a Cardshelf archive: it starts with ${entry.name}, not ${HEADER_ENTRY}`);
-  if (entry.size > 64 * 1024) refuse(`not a Cardshelf archive: ${HEADER_ENTRY} is too large`);
-  const raw = await readAll(entry.body);
+  if (entry.size > MAX_HEADER_BYTES) refuse(`not a Cardshelf archive: ${HEADER_ENTRY} is too large`);
+  const raw = await readAll(entry.body, MAX_HEADER_BYTES);
   const header = parseJson(raw, HEADER_ENTRY) as Partial<ArchiveHeader>;
   if (header.format !== ARCHIVE_FORMAT) refuse(`not a Cardshelf archive: its format is ${JSON.stringify(header.format)}`);
   const version = header.version;
@@ -213,6 +232,18 @@ async function readHeader(entry: ArchiveEntry): Promise<{ header: ArchiveHeader;
   const scopeOk = scope?.kind === 'instance' || (scope?.kind === 'family' && typeof scope.familyId === 'string');
   if (!scopeOk || !Array.isArray(header.tables)) refuse(`damaged archive: ${HEADER_ENTRY} is incomplete`);
   return { header: header as ArchiveHeader, raw };
+}
+
+/** An entry's bytes, refused unread when its tar header states more than `maxBytes`. */
+async function readBounded(entry: ArchiveEntry, maxBytes: number): Promise<Buffer> {
+  const tooLarge = (): never => refuse(`damaged archive: ${entry.name} is ${entry.size} bytes, more than it can be (${maxBytes})`);
+  if (entry.size > maxBytes) tooLarge();
+  try {
+    return await readAll(entry.body, maxBytes);
+  } catch (err) {
+    if (err instanceof EntryTooLarge) return tooLarge();
+    throw err;
+  }
 }
 
 function parseJson(buffer: Buffer, name: string): unknown {
@@ -241,6 +272,7 @@ function decodeBatch(table: TableSpec, name: string, buffer: Buffer): Row[] {
   if (!text.endsWith('\n')) refuse(`damaged archive: ${name} does not end with a line break`);
   const lines = text.slice(0, -1).split('\n');
   return lines.map((line, i) => {
+    if (line.length > MAX_ROW_BYTES) refuse(`bad record in ${name}, line ${i + 1}: it is longer than a row can be (${MAX_ROW_BYTES} bytes)`);
     try {
       return decodeRow(table, line);
     } catch (err) {
@@ -314,7 +346,7 @@ async function writeArchive(store: Store, media: MediaStore, source: Readable, c
   };
   try {
     if (next.done) return refuse('the archive changed while it was being imported');
-    same(next.value.name, await summarise(next.value.name, await readAll(next.value.body)));
+    same(next.value.name, await summarise(next.value.name, await readAll(next.value.body, MAX_HEADER_BYTES)));
     await advance();
 
     // Media first, outside the transaction: content-addressed, so storing is idempotent.
@@ -324,7 +356,7 @@ async function writeArchive(store: Store, media: MediaStore, source: Readable, c
       if (await media.stat(sha256)) {
         same(entry.name, await hashOf(entry.body));
       } else {
-        const staged = await media.stage(entry.body, Number.MAX_SAFE_INTEGER);
+        const staged = await media.stage(entry.body, opts.maxMediaBytes);
         try {
           same(entry.name, staged);
           await staged.commit();
@@ -342,12 +374,13 @@ async function writeArchive(store: Store, media: MediaStore, source: Readable, c
       let written = 0;
       while (!next.done && next.value.name !== MANIFEST_ENTRY) {
         const entry = next.value;
-        const buffer = await readAll(entry.body);
+        const buffer = await readAll(entry.body, MAX_BATCH_ENTRY_BYTES);
         same(entry.name, await summarise(entry.name, buffer));
         const table = TABLES[parseBatchEntryName(entry.name)!.tableIndex]!;
         // The bytes are those pass one checked row by row (same SHA-256): parsing them is enough.
         const parsed = buffer.toString('utf8').slice(0, -1).split('\n').map((line) => JSON.parse(line) as Row);
-        const rows = await keep(trx, table, parsed, checked, opts, skippedFamilies);
+        const incoming = table.name === 'transcodes' && checked.header.scope.kind === 'family' ? parsed.map(queuedAnew) : parsed;
+        const rows = await keep(trx, table, incoming, checked, opts, skippedFamilies);
         report.skipped[table.name] = (report.skipped[table.name] ?? 0) + rows.skipped;
         await insertRows(trx, table, rows.kept);
         report.rows[table.name] = (report.rows[table.name] ?? 0) + rows.kept.length;
@@ -391,6 +424,29 @@ async function keep(
     for (const row of rows) if (!kept.includes(row)) skippedFamilies.add(String(row.family_id));
   }
   return { kept, skipped: rows.length - kept.length };
+}
+
+/**
+ * A family archive's transcode, as a job queued anew: the output a row names is the archive's
+ * word, and a transcode row is shared by everyone who uploads the same source (the upload of a
+ * popular file would be answered with the archive's audio). The source's bytes are in the
+ * archive (archive-rules.ts), so the worker makes the output again.
+ */
+function queuedAnew(row: Row): Row {
+  const at = now();
+  return {
+    source_sha256: row.source_sha256!,
+    loudnorm: row.loudnorm!,
+    status: 'queued',
+    attempts: 0,
+    lease_until: null,
+    progress: 0,
+    transcoded_sha256: null,
+    transcoded_info: null,
+    error: null,
+    created_at: at,
+    updated_at: at,
+  };
 }
 
 /**

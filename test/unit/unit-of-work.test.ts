@@ -63,6 +63,39 @@ describe('inUnitOfWork: a transaction holding named locks', () => {
     expect(events).toEqual(['begin', 'lock user:u', 'rollback']);
   });
 
+  it('runs a commit step last, in the same transaction, with the work\'s result', async () => {
+    const { store, events, trx } = recordingStore();
+    const result = await inUnitOfWork(
+      store,
+      [userLock('u')],
+      async () => {
+        events.push('work');
+        return { id: 7 };
+      },
+      async (t, done) => {
+        expect(t).toBe(trx);
+        events.push(`record ${done.id}`);
+      },
+    );
+    expect(result).toEqual({ id: 7 });
+    expect(events).toEqual(['begin', 'lock user:u', 'work', 'record 7', 'commit']);
+  });
+
+  it('rolls the work back when its commit step fails: neither commits without the other', async () => {
+    const { store, events } = recordingStore();
+    await expect(
+      inUnitOfWork(
+        store,
+        [],
+        async () => events.push('work'),
+        async () => {
+          throw new Error('could not record');
+        },
+      ),
+    ).rejects.toThrow('could not record');
+    expect(events).toEqual(['begin', 'work', 'rollback']);
+  });
+
   it('names locks for the users and families they serialise, apart from each other', () => {
     expect(userLock('auth0|x').key).toBe('user:auth0|x');
     expect(familyLock('auth0|x').key).not.toBe(userLock('auth0|x').key);

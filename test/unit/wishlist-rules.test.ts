@@ -1,8 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import type { RawJson } from '../../src/shared/raw-json.js';
 import { AppError } from '../../src/shared/errors.js';
-import { checkWishlistLimit, checkWishlistSize, renderWishlist, wishlistBytes, wishlistMedia } from '../../src/modules/wishlists/rules.js';
-import { MAX_WISHLIST_BYTES } from '../../src/modules/wishlists/schemas.js';
+import {
+  checkWishlistLimit,
+  checkWishlistSize,
+  MAX_WISHLIST_BYTES,
+  renderWishlist,
+  wishlistBytes,
+  wishlistMedia,
+} from '../../src/modules/wishlists/rules.js';
 
 const IDS = { shareId: 'S'.repeat(21), userId: 'auth0|alice', wishlistId: 'W'.repeat(21) };
 

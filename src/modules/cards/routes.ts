@@ -3,13 +3,14 @@ import { SCOPES } from '../../auth/scopes.js';
 import { isOn } from '../../shared/query-flags.js';
 import { ErrorRef, PathId, QueryFlag, StatusOk, authErrors } from '../../shared/schemas.js';
 import { sendRaw, type App } from '../../http/route-app.js';
-import type { CardService } from './service.js';
+import type { CardService, SavedCard } from './service.js';
 import type { MediaUrlSigner } from '../media/media-urls.js';
 import type { MediaReadRights } from '../media/read-rights.js';
 import { mediaRefHashesIn } from './media-ref.js';
 import { AdminCardInput, CardEnvelope, CardInput, CardList } from './schemas.js';
 import { CARD_ID_PATTERN } from '../../shared/ids.js';
 import { ifMatchOf, sendTagged, sendTaggedRead } from '../../http/conditional.js';
+import { answerWithWrite } from '../../http/idempotency.js';
 import type { Tagger } from '../../shared/entity-tag.js';
 
 const ListQuery = Type.Object({ showdeleted: QueryFlag("Includes the caller's deleted cards.") });
@@ -90,8 +91,12 @@ export async function cardRoutes(
       response: { 200: CardEnvelope, 201: CardEnvelope, ...authErrors, 404: ErrorRef },
     },
     handler: async (req, reply) => {
-      const { created, card, tag } = await cards.save(req.principal.userId, req.body, ifMatchOf(req));
-      return sendRaw(reply.header('etag', tag), created ? 201 : 200, card);
+      const { result, answer } = await answerWithWrite(
+        req,
+        (alsoCommit) => cards.save(req.principal.userId, req.body, ifMatchOf(req), alsoCommit),
+        ({ created, card }: SavedCard) => ({ status: created ? 201 : 200, body: card }),
+      );
+      return sendRaw(reply.header('etag', result.tag), answer.status, answer.body);
     },
   });
 

@@ -1,7 +1,7 @@
 import type { CardRow } from '../../db/database.js';
 import { bumpCounters, readCounters, scopes } from '../../db/change-counters.js';
 import type { Store } from '../../db/dialect.js';
-import { inUnitOfWork, userLock, type Db } from '../../db/unit-of-work.js';
+import { inUnitOfWork, userLock, type CommitStep, type Db } from '../../db/unit-of-work.js';
 import { requireMatch, type Precondition, type Tagger } from '../../shared/entity-tag.js';
 import { now } from '../../shared/clock.js';
 import { AppError, badRequest, notFound } from '../../shared/errors.js';
@@ -21,6 +21,9 @@ export interface TaggedCard {
   tag: string;
 }
 
+/** A saved card: `created` tells a create from an update. */
+export type SavedCard = TaggedCard & { created: boolean };
+
 export interface CardService {
   /** The entity tag of `listMine` (from the user's cards counter, without reading the cards). */
   listTag(userId: string, showDeleted: boolean): Promise<string>;
@@ -37,12 +40,18 @@ export interface CardService {
    * Creates (no cardId) or updates (the caller's cardId) a MYO card; an update changes the
    * top-level fields sent, the others keep their values (card-document.ts, mergeUpdate). An
    * update with a precondition (`If-Match`) that no longer holds changes nothing (412).
+   * `alsoCommit` commits with the save (unit-of-work.ts).
    */
-  save(userId: string, input: CardInput, precondition?: Precondition): Promise<TaggedCard & { created: boolean }>;
+  save(
+    userId: string,
+    input: CardInput,
+    precondition?: Precondition,
+    alsoCommit?: CommitStep<SavedCard>,
+  ): Promise<SavedCard>;
   /** Soft-deletes one of the caller's MYO cards. */
   remove(userId: string, cardId: string): Promise<void>;
   /** Creates or replaces a catalogue card. */
-  adminPut(cardId: string, input: AdminCardInput): Promise<TaggedCard & { created: boolean }>;
+  adminPut(cardId: string, input: AdminCardInput): Promise<SavedCard>;
 }
 
 const MAX_ID_ATTEMPTS = 8;
@@ -79,21 +88,26 @@ export function createCardService(
     await bumpCounters(trx, [scopes.cards(userId), ...(familyId ? [scopes.family(familyId)] : [])]);
   }
 
-  async function create(userId: string, input: CardInput): Promise<TaggedCard> {
+  async function create(userId: string, input: CardInput, alsoCommit?: CommitStep<SavedCard>): Promise<SavedCard> {
     const at = now();
-    return inUnitOfWork(store, [userLock(userId)], async (trx) => {
-      for (let attempt = 0; attempt < MAX_ID_ATTEMPTS; attempt++) {
-        const doc = buildCardDoc(input, { cardId: newCardId(), userId, createdAt: at, updatedAt: at, deleted: false });
-        await fillTracks(trx, doc);
-        const row = cardRow(doc, 'myo');
-        // 62^5 ids: a collision is rare, and the primary key catches it; then draw again.
-        if (await repo.insertCard(trx, row)) {
-          await ownerChanged(trx, userId);
-          return { card: wrapRaw('card', asRawJson(row.doc)), tag: cardTag(doc.cardId, 1) };
+    return inUnitOfWork(
+      store,
+      [userLock(userId)],
+      async (trx) => {
+        for (let attempt = 0; attempt < MAX_ID_ATTEMPTS; attempt++) {
+          const doc = buildCardDoc(input, { cardId: newCardId(), userId, createdAt: at, updatedAt: at, deleted: false });
+          await fillTracks(trx, doc);
+          const row = cardRow(doc, 'myo');
+          // 62^5 ids: a collision is rare, and the primary key catches it; then draw again.
+          if (await repo.insertCard(trx, row)) {
+            await ownerChanged(trx, userId);
+            return { created: true, card: wrapRaw('card', asRawJson(row.doc)), tag: cardTag(doc.cardId, 1) };
+          }
         }
-      }
-      throw new Error('could not find a free card id');
-    });
+        throw new Error('could not find a free card id');
+      },
+      alsoCommit,
+    );
   }
 
   return {
@@ -122,34 +136,39 @@ export function createCardService(
       };
     },
 
-    async save(userId, input, precondition) {
+    async save(userId, input, precondition, alsoCommit) {
       if (input.cardId === undefined || input.cardId === null || input.cardId === '') {
         // Only an update may leave the title out (it keeps the stored one).
         if (input.title === undefined) throw badRequest("body must have required property 'title'");
         // No card exists yet for an If-Match to name (RFC 9110 13.1.1).
         requireMatch(precondition, '', 'the card to create');
-        return { created: true, ...(await create(userId, input)) };
+        return create(userId, input, alsoCommit);
       }
       const cardId = input.cardId;
-      return inUnitOfWork(store, [userLock(userId)], async (trx) => {
-        const card = await findCard(trx, cardId);
-        if (!card || card.origin !== 'myo' || card.user_id !== userId) throw notFound(`card ${cardId}`);
-        if (card.deleted === 1) throw badRequest(`card ${cardId} is deleted and cannot be updated`);
-        // Read under the owner's lock: no other write of this card can come between.
-        requireMatch(precondition, cardTag(cardId, card.version), `card ${cardId}`);
-        const doc = buildCardDoc(mergeUpdate(JSON.parse(card.doc) as CardDoc, input), {
-          cardId,
-          userId,
-          createdAt: card.created_at,
-          updatedAt: now(),
-          deleted: false,
-        });
-        await fillTracks(trx, doc);
-        const row = cardRow(doc, 'myo');
-        const version = await repo.updateCard(trx, cardId, row);
-        await ownerChanged(trx, userId);
-        return { created: false, card: wrapRaw('card', row.doc), tag: cardTag(cardId, version) };
-      });
+      return inUnitOfWork(
+        store,
+        [userLock(userId)],
+        async (trx) => {
+          const card = await findCard(trx, cardId);
+          if (!card || card.origin !== 'myo' || card.user_id !== userId) throw notFound(`card ${cardId}`);
+          if (card.deleted === 1) throw badRequest(`card ${cardId} is deleted and cannot be updated`);
+          // Read under the owner's lock: no other write of this card can come between.
+          requireMatch(precondition, cardTag(cardId, card.version), `card ${cardId}`);
+          const doc = buildCardDoc(mergeUpdate(JSON.parse(card.doc) as CardDoc, input), {
+            cardId,
+            userId,
+            createdAt: card.created_at,
+            updatedAt: now(),
+            deleted: false,
+          });
+          await fillTracks(trx, doc);
+          const row = cardRow(doc, 'myo');
+          const version = await repo.updateCard(trx, cardId, row);
+          await ownerChanged(trx, userId);
+          return { created: false, card: wrapRaw('card', row.doc), tag: cardTag(cardId, version) };
+        },
+        alsoCommit,
+      );
     },
 
     async remove(userId, cardId) {

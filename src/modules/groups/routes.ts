@@ -1,5 +1,6 @@
 import { SCOPES } from '../../auth/scopes.js';
 import { ifMatchOf, sendTagged } from '../../http/conditional.js';
+import { answerWithWrite } from '../../http/idempotency.js';
 import { sendRaw, type App } from '../../http/route-app.js';
 import { ErrorRef, authErrors } from '../../shared/schemas.js';
 import {
@@ -8,10 +9,10 @@ import {
   Group,
   GroupList,
   GroupParams,
-  MAX_GROUPS_PER_FAMILY,
   UpdateGroupBody,
 } from './schemas.js';
-import type { GroupService } from './service.js';
+import { MAX_GROUP_NAME_LENGTH, MAX_GROUPS_PER_FAMILY } from './rules.js';
+import type { GroupService, TaggedGroup } from './service.js';
 
 const GroupRef = { $ref: 'Group' } as unknown as typeof Group;
 const BASE = '/card/family/library/groups';
@@ -25,13 +26,17 @@ export async function groupRoutes(app: App, opts: { groups: GroupService }): Pro
     schema: {
       tags,
       summary: 'Create a group in the family library',
-      description: `At most ${MAX_GROUPS_PER_FAMILY} groups a family (400 \`group-limit\`). \`name\` is cut to 100 characters; items keep their order, lose duplicates, and drop cards not in the family library.`,
+      description: `At most ${MAX_GROUPS_PER_FAMILY} groups a family (400 \`group-limit\`). \`name\` is cut to ${MAX_GROUP_NAME_LENGTH} characters; items keep their order, lose duplicates, and drop cards not in the family library.`,
       body: CreateGroupBody,
       response: { 201: GroupRef, ...authErrors },
     },
     handler: async (req, reply) => {
-      const { group, tag } = await groups.create(req.principal.userId, req.body);
-      return sendRaw(reply.header('etag', tag), 201, group);
+      const { result, answer } = await answerWithWrite(
+        req,
+        (alsoCommit) => groups.create(req.principal.userId, req.body, alsoCommit),
+        ({ group }: TaggedGroup) => ({ status: 201, body: group }),
+      );
+      return sendRaw(reply.header('etag', result.tag), answer.status, answer.body);
     },
   });
 

@@ -1,17 +1,18 @@
 import { AppError, badRequest } from '../../shared/errors.js';
-import { MAX_GROUP_NAME_LENGTH, MAX_GROUPS_PER_FAMILY } from './schemas.js';
 
 /**
  * The group criteria of DECISIONS.md ("Groups"), as pure functions: they apply alike to
  * creating and to updating a group.
  */
 
+export const MAX_GROUPS_PER_FAMILY = 20;
+export const MAX_GROUP_NAME_LENGTH = 100;
+
 export interface GroupItem {
   contentId: string;
   addedAt: string;
 }
 
-/** A name must not be empty (or blank); it is cut to 100 characters (code points, not UTF-16 units). */
 /**
  * The count rule: a family holds at most 20 groups; one more is 400 `group-limit`. The caller
  * counts under the family's lock, so the rule holds under concurrent creates across instances.
@@ -22,6 +23,7 @@ export function checkGroupLimit(held: number): void {
   }
 }
 
+/** A name must not be empty (or blank); it is cut to 100 characters (code points, not UTF-16 units). */
 export function cleanGroupName(name: string): string {
   if (name.trim() === '') throw badRequest('name must not be empty');
   return Array.from(name).slice(0, MAX_GROUP_NAME_LENGTH).join('');

@@ -1,8 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { PathId, Timestamp } from '../../shared/schemas.js';
-
-export const MAX_GROUPS_PER_FAMILY = 20;
-export const MAX_GROUP_NAME_LENGTH = 100;
+import { MAX_GROUP_NAME_LENGTH } from './rules.js';
 
 const Items = Type.Array(Type.Object({ contentId: Type.String({ minLength: 1, maxLength: 128 }) }), {
   maxItems: 1000,

@@ -3,7 +3,7 @@ import type { GroupRow } from '../../db/database.js';
 import { bumpCounters, familyScope, readCounters, scopes, type FamilyScope } from '../../db/change-counters.js';
 import type { Store } from '../../db/dialect.js';
 import { requireMatch, type Precondition, type TaggedRead, type Tagger } from '../../shared/entity-tag.js';
-import { familyLock, inUnitOfWork, type Db, type Trx } from '../../db/unit-of-work.js';
+import { familyLock, inUnitOfWork, type CommitStep, type Db, type Trx } from '../../db/unit-of-work.js';
 import { now } from '../../shared/clock.js';
 import { AppError, notFound } from '../../shared/errors.js';
 import { newHexId } from '../../shared/ids.js';
@@ -29,7 +29,8 @@ export interface TaggedGroup {
 }
 
 export interface GroupService {
-  create(userId: string, body: CreateGroupBody): Promise<TaggedGroup>;
+  /** `alsoCommit` commits with the create (unit-of-work.ts). */
+  create(userId: string, body: CreateGroupBody, alsoCommit?: CommitStep<TaggedGroup>): Promise<TaggedGroup>;
   /** The family's groups: the tag (from change counters), and the answer when it is rendered. */
   listRead(userId: string): Promise<TaggedRead>;
   /** The family's groups, rendered. */
@@ -150,30 +151,36 @@ export function createGroupService(
   }
 
   return {
-    async create(userId, body) {
+    async create(userId, body, alsoCommit) {
       const familyId = await families.ensureFamilyId(userId);
       const name = cleanGroupName(body.name);
       // The count and the insert must not interleave with another create in this family.
-      const { row, docs, tag } = await inUnitOfWork(store, [familyLock(familyId)], async (trx) => {
-        checkGroupLimit(await repo.countGroups(trx, familyId));
-        const at = now();
-        const cleaned = await cleanItems(trx, familyId, body.items ?? [], [], at);
-        const group: GroupRow = {
-          version: 1,
-          group_id: newHexId(),
-          family_id: familyId,
-          name,
-          image_id: body.imageId,
-          items: JSON.stringify(cleaned.items),
-          created_at: at,
-          last_modified_at: at,
-        };
-        await repo.insertGroup(trx, group);
-        await families.recordEvent(trx, familyId, 'group-created', at, { groupId: group.group_id, name });
-        await bumpCounters(trx, [scopes.groups(familyId)]);
-        return { row: group, docs: cleaned.docs, tag: await groupTag(trx, familyId, group.group_id, 1) };
-      });
-      return { group: await renderOne(row, docs), tag };
+      return inUnitOfWork(
+        store,
+        [familyLock(familyId)],
+        async (trx) => {
+          checkGroupLimit(await repo.countGroups(trx, familyId));
+          const at = now();
+          const cleaned = await cleanItems(trx, familyId, body.items ?? [], [], at);
+          const group: GroupRow = {
+            version: 1,
+            group_id: newHexId(),
+            family_id: familyId,
+            name,
+            image_id: body.imageId,
+            items: JSON.stringify(cleaned.items),
+            created_at: at,
+            last_modified_at: at,
+          };
+          await repo.insertGroup(trx, group);
+          await families.recordEvent(trx, familyId, 'group-created', at, { groupId: group.group_id, name });
+          await bumpCounters(trx, [scopes.groups(familyId)]);
+          const tag = await groupTag(trx, familyId, group.group_id, 1);
+          // Rendered from the documents read in this transaction: it reads nothing more.
+          return { group: await renderOne(group, cleaned.docs), tag };
+        },
+        alsoCommit,
+      );
     },
 
     listRead,

@@ -1,10 +1,12 @@
 import { SCOPES } from '../../auth/scopes.js';
 import { sendTagged } from '../../http/conditional.js';
-import type { App } from '../../http/route-app.js';
+import { answerWithWrite } from '../../http/idempotency.js';
+import { sendRaw, type App } from '../../http/route-app.js';
+import type { RawJson } from '../../shared/raw-json.js';
 import { ErrorRef, authErrors } from '../../shared/schemas.js';
 import { isOn } from '../../shared/query-flags.js';
 import { AddToLibraryBody, LibraryList, LibraryQuery, RecordEnvelope } from './schemas.js';
-import type { LibraryService } from './service.js';
+import type { AddedRecord, LibraryService } from './service.js';
 
 export async function libraryRoutes(app: App, opts: { library: LibraryService }): Promise<void> {
   const { library } = opts;
@@ -20,8 +22,16 @@ export async function libraryRoutes(app: App, opts: { library: LibraryService })
       response: { 200: RecordEnvelope, 201: RecordEnvelope, ...authErrors, 404: ErrorRef },
     },
     handler: async (req, reply) => {
-      const { created, record } = await library.add(req.principal.userId, req.body.cardId);
-      return reply.code(created ? 201 : 200).send({ record });
+      const { answer } = await answerWithWrite(
+        req,
+        (alsoCommit) => library.add(req.principal.userId, req.body.cardId, alsoCommit),
+        ({ created, record }: AddedRecord) => {
+          const status = created ? 201 : 200;
+          // Serialised by this route's schema for the status, as `send` would.
+          return { status, body: reply.serializeInput({ record }, String(status)) as RawJson };
+        },
+      );
+      return sendRaw(reply, answer.status, answer.body);
     },
   });
 

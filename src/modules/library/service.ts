@@ -2,6 +2,7 @@ import type { Static } from '@sinclair/typebox';
 import type { LibraryRecordRow } from '../../db/database.js';
 import { bumpCounters, scopes, type FamilyScope } from '../../db/change-counters.js';
 import type { Store } from '../../db/dialect.js';
+import { inUnitOfWork, type CommitStep } from '../../db/unit-of-work.js';
 import type { TaggedRead, Tagger } from '../../shared/entity-tag.js';
 import { now } from '../../shared/clock.js';
 import { AppError, notFound } from '../../shared/errors.js';
@@ -24,9 +25,18 @@ export interface LibraryListOptions {
   withGroups: boolean;
 }
 
+/** The answer of an add: `created` is false when the library held the card already. */
+export interface AddedRecord {
+  created: boolean;
+  record: RecordView;
+}
+
 export interface LibraryService {
-  /** Adds a card to the caller's family library; `created` is false when it was there already. */
-  add(userId: string, cardId: string): Promise<{ created: boolean; record: RecordView }>;
+  /**
+   * Adds a card to the caller's family library. `alsoCommit` commits with the add when it
+   * writes (unit-of-work.ts); an add answered from a read alone does not run it.
+   */
+  add(userId: string, cardId: string, alsoCommit?: CommitStep<AddedRecord>): Promise<AddedRecord>;
   /**
    * `{"cards": [{cardId, addedAt, inFamilyLibrary, card}], "subscriptions": []}` for the
    * caller's family: its tag (from change counters), and the answer when it is rendered.
@@ -73,7 +83,7 @@ export function createLibraryService(
       };
     },
 
-    async add(userId, cardId) {
+    async add(userId, cardId, alsoCommit) {
       const card = await findCard(db, cardId);
       // Only a MYO card needs to know whether the caller may read it (rules.ts).
       const readable =
@@ -94,19 +104,24 @@ export function createLibraryService(
       // write lock; the transaction below settles the race between first adds.
       const present = await repo.findRecord(db, familyId, cardId);
       if (present) return { created: false, record: recordView(present) };
-      return db.transaction().execute(async (trx) => {
-        const at = now();
-        const row = newLibraryRecord(familyId, cardId, userId, at);
-        // The unique key (family, card) decides which of concurrent adds creates the record.
-        if (await repo.insertRecordIfAbsent(trx, row)) {
-          await families.recordEvent(trx, familyId, 'card-added', at, { cardId, userId });
-          await bumpCounters(trx, [scopes.family(familyId)]);
-          return { created: true, record: recordView(row) };
-        }
-        const existing = await repo.findRecord(trx, familyId, cardId);
-        if (!existing) throw new Error(`library record of ${cardId} vanished during an add`);
-        return { created: false, record: recordView(existing) };
-      });
+      // No lock: the unique key (family, card) decides which of concurrent adds creates the record.
+      return inUnitOfWork(
+        store,
+        [],
+        async (trx): Promise<AddedRecord> => {
+          const at = now();
+          const row = newLibraryRecord(familyId, cardId, userId, at);
+          if (await repo.insertRecordIfAbsent(trx, row)) {
+            await families.recordEvent(trx, familyId, 'card-added', at, { cardId, userId });
+            await bumpCounters(trx, [scopes.family(familyId)]);
+            return { created: true, record: recordView(row) };
+          }
+          const existing = await repo.findRecord(trx, familyId, cardId);
+          if (!existing) throw new Error(`library record of ${cardId} vanished during an add`);
+          return { created: false, record: recordView(existing) };
+        },
+        alsoCommit,
+      );
     },
 
   };

@@ -1,14 +1,17 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { fileTypeFromBuffer } from 'file-type';
-import sharp from 'sharp';
+import { LRUCache } from 'lru-cache';
+import sharp, { type OutputInfo } from 'sharp';
 import type { Store } from '../../db/dialect.js';
 import type { DisplayIconRow } from '../../db/database.js';
+import { familyLock, inUnitOfWork, type Db } from '../../db/unit-of-work.js';
 import type { MediaStore } from '../../media-store/media-store.js';
 import { now } from '../../shared/clock.js';
 import { badRequest, notFound } from '../../shared/errors.js';
+import { decode, imageWork, readableImage } from './image-work.js';
 import type { MediaUrlSigner } from './media-urls.js';
-import type { MediaObjects } from './objects.js';
+import { isStored, type MediaObjects } from './objects.js';
 import * as repo from './repository.js';
 
 /** Sizes of cover images by `coverType` (the public documentation's table), width x height. */
@@ -25,6 +28,8 @@ export const COVER_SIZES: Record<string, { width: number; height: number }> = {
 
 /** Sizes a family image may be asked for in (the public documentation's list). */
 export const FAMILY_IMAGE_SIZES = ['640x480', '320x320'];
+/** Family images whose sized copies one process remembers (a few hundred bytes each). */
+const REMEMBERED_FAMILY_IMAGES = 10_000;
 /** A family may upload this many images (as the public service). */
 export const FAMILY_IMAGE_LIMIT = 500;
 /** The owner id of the public icons, as the public service names them. */
@@ -42,6 +47,12 @@ export interface DisplayIcon {
   title?: string;
   publicTags?: string[];
   new?: boolean;
+}
+
+/** An icon as stored: made a PNG, or kept as sent (a 16x16 PNG or GIF). */
+interface IconImage {
+  bytes: Buffer;
+  mime: string;
 }
 
 export interface Images {
@@ -66,6 +77,7 @@ export function createImages(deps: {
   const { store, mediaStore, objects, signer, publicBaseUrl } = deps;
   const { db } = store;
   const publicUrl = (mediaId: string): string => `${publicBaseUrl}/media/public/${mediaId}`;
+  const renditions = new LRUCache<string, Promise<Record<string, string>>>({ max: REMEMBERED_FAMILY_IMAGES });
 
   /** The image's type, from its bytes; anything that is not an image is a 400. */
   async function imageType(bytes: Buffer): Promise<string> {
@@ -75,15 +87,6 @@ export function createImages(deps: {
       throw badRequest(`the upload is not an image (${type ? `it looks like ${type.mime}` : 'its type is not recognised'})`);
     }
     return type.mime;
-  }
-
-  /** Runs sharp, turning its refusals (a damaged or unsupported image) into 400s. */
-  async function convert<T>(work: () => Promise<T>): Promise<T> {
-    try {
-      return await work();
-    } catch (err) {
-      throw badRequest(`the image cannot be read: ${(err as Error).message}`);
-    }
   }
 
   async function keep(ownerId: string, kind: 'cover' | 'icon' | 'family-image', bytes: Buffer, mime: string): Promise<string> {
@@ -105,8 +108,8 @@ export function createImages(deps: {
     };
   }
 
-  async function addIcon(ownerId: string, png: Buffer, title: string | null, tags: string[]): Promise<DisplayIcon> {
-    const mediaId = await keep(ownerId, 'icon', png, 'image/png');
+  async function addIcon(ownerId: string, image: IconImage, title: string | null, tags: string[]): Promise<DisplayIcon> {
+    const mediaId = await keep(ownerId, 'icon', image.bytes, image.mime);
     const row: DisplayIconRow = {
       display_icon_id: randomBytes(12).toString('hex'),
       user_id: ownerId,
@@ -121,17 +124,26 @@ export function createImages(deps: {
     return { ...icon(stored as DisplayIconRow), ...(created ? { new: true } : {}) };
   }
 
+  async function withinFamilyImageLimit(trx: Db, familyId: string): Promise<void> {
+    if ((await repo.countFamilyImages(trx, familyId)) >= FAMILY_IMAGE_LIMIT) {
+      throw badRequest(`a family can upload at most ${FAMILY_IMAGE_LIMIT} images`);
+    }
+  }
+
   /** An icon as the players show it: 16x16 PNG with alpha. */
-  async function iconPng(bytes: Buffer, autoConvert: boolean): Promise<Buffer> {
+  async function iconImage(bytes: Buffer, autoConvert: boolean): Promise<IconImage> {
     const mime = await imageType(bytes);
     if (autoConvert) {
-      return convert(() => sharp(bytes, { animated: false }).resize(16, 16, { fit: 'cover', position: 'centre' }).ensureAlpha().png().toBuffer());
+      await readableImage(bytes);
+      const png = await imageWork(() => decode(bytes, { animated: false }).resize(16, 16, { fit: 'cover', position: 'centre' }).ensureAlpha().png().toBuffer());
+      return { bytes: png, mime: 'image/png' };
     }
-    const { width, height } = await convert(() => sharp(bytes).metadata());
+    const { width, height } = await readableImage(bytes);
     if (!['image/png', 'image/gif'].includes(mime) || width !== 16 || height !== 16) {
       throw badRequest('without autoConvert, an icon must be a 16x16 PNG or GIF');
     }
-    return bytes;
+    // Kept as sent, so served as what it is: a GIF stays image/gif.
+    return { bytes, mime };
   }
 
   return {
@@ -139,16 +151,15 @@ export function createImages(deps: {
       const mime = await imageType(bytes);
       let stored = bytes;
       let storedMime = mime;
+      await readableImage(bytes);
       if (opts.autoconvert) {
         const size = COVER_SIZES[opts.coverType ?? 'default'] ?? COVER_SIZES.default!;
         const png = mime === 'image/png';
-        stored = await convert(() => {
-          const img = sharp(bytes, { animated: false }).rotate().resize(size.width, size.height, { fit: 'cover', position: 'centre' });
+        stored = await imageWork(() => {
+          const img = decode(bytes, { animated: false }).rotate().resize(size.width, size.height, { fit: 'cover', position: 'centre' });
           return (png ? img.png() : img.jpeg({ quality: 85 })).toBuffer();
         });
         storedMime = png ? 'image/png' : 'image/jpeg';
-      } else {
-        await convert(() => sharp(bytes).metadata());
       }
       const mediaId = await keep(userId, 'cover', stored, storedMime);
       return { mediaId, mediaUrl: publicUrl(mediaId) };
@@ -159,24 +170,30 @@ export function createImages(deps: {
     },
 
     async uploadIcon(userId, bytes, opts) {
-      return addIcon(userId, await iconPng(bytes, opts.autoConvert), null, []);
+      return addIcon(userId, await iconImage(bytes, opts.autoConvert), null, []);
     },
 
     async putPublicIcon(bytes, opts) {
-      return addIcon(PUBLIC_ICONS_OWNER, await iconPng(bytes, true), opts.title ?? null, opts.tags);
+      return addIcon(PUBLIC_ICONS_OWNER, await iconImage(bytes, true), opts.title ?? null, opts.tags);
     },
 
     async uploadFamilyImage(familyId, bytes) {
       const mime = await imageType(bytes);
       if (!FAMILY_IMAGE_TYPES.has(mime)) throw badRequest(`family images are JPEG, GIF or PNG, not ${mime}`);
-      await convert(() => sharp(bytes).metadata());
+      await readableImage(bytes);
       const ownerId = `family:${familyId}`;
       const sha256 = createHash('sha256').update(bytes).digest('hex');
-      if (!(await repo.findFamilyImage(db, familyId, sha256)) && (await repo.countFamilyImages(db, familyId)) >= FAMILY_IMAGE_LIMIT) {
-        throw badRequest(`a family can upload at most ${FAMILY_IMAGE_LIMIT} images`);
-      }
+      // Refused before the bytes are stored when the family is plainly at its limit...
+      if (!(await repo.findFamilyImage(db, familyId, sha256))) await withinFamilyImageLimit(db, familyId);
       const imageId = await keep(ownerId, 'family-image', bytes, mime);
-      await repo.insertFamilyImage(db, { family_id: familyId, image_id: imageId, size: bytes.length, created_at: now() });
+      // ...and decided under the family's lock, so that concurrent uploads cannot pass it together.
+      await inUnitOfWork(store, [familyLock(familyId)], async (trx) => {
+        if (await repo.findFamilyImage(trx, familyId, imageId)) return;
+        await withinFamilyImageLimit(trx, familyId);
+        await repo.insertFamilyImage(trx, { family_id: familyId, image_id: imageId, size: bytes.length, created_at: now() });
+      });
+      // Its sizes are made now, from the bytes at hand: reads then never decode the original.
+      await familySizes(imageId, bytes);
       return { imageId, url: `${publicBaseUrl}/media/family/images/${imageId}` };
     },
 
@@ -197,17 +214,60 @@ export function createImages(deps: {
       if (!FAMILY_IMAGE_SIZES.includes(wanted)) {
         throw badRequest(`family images come in ${FAMILY_IMAGE_SIZES.join(' and ')} (width x height), not ${wanted}`);
       }
-      const [width, height] = wanted.split('x').map(Number) as [number, number];
-      const source = await new Promise<Buffer>((resolve, reject) => {
-        const chunks: Buffer[] = [];
-        mediaStore.read(imageId).on('data', (c: Buffer) => chunks.push(c)).on('end', () => resolve(Buffer.concat(chunks))).on('error', reject);
-      });
-      const resized = await convert(() => sharp(source, { animated: false }).resize(width, height, { fit: 'cover', position: 'centre' }).png().toBuffer());
-      // A derived object: content-addressed, so asking again stores nothing new.
-      const staged = await mediaStore.stage(Readable.from([resized]), resized.length);
-      await objects.record(staged, 'image/png');
-      return signer.sign(`service:#${staged.sha256}`);
+      let sized = (await familySizes(imageId))[wanted]!;
+      // Made by another process, or removed since by garbage collection: made again, once.
+      if (!(await isStored(store, mediaStore, sized))) {
+        renditions.delete(imageId);
+        sized = (await familySizes(imageId))[wanted]!;
+      }
+      return signer.sign(`service:#${sized}`);
     },
   };
+
+  /**
+   * The hashes of a family image's sized copies (FAMILY_IMAGE_SIZES), made from one decode of the
+   * original and stored; remembered (concurrent askers share one making), so the original is
+   * decoded once per process, not per read. `source` is the original when the caller has it.
+   */
+  function familySizes(imageId: string, source?: Buffer): Promise<Record<string, string>> {
+    let made = renditions.get(imageId);
+    if (!made) {
+      made = makeFamilySizes(imageId, source);
+      renditions.set(imageId, made);
+      made.catch(() => renditions.delete(imageId));
+    }
+    return made;
+  }
+
+  async function makeFamilySizes(imageId: string, given: Buffer | undefined): Promise<Record<string, string>> {
+    const source = given ?? (await readWhole(imageId));
+    const sizes = FAMILY_IMAGE_SIZES.map((size) => size.split('x').map(Number) as [number, number]);
+    // One decode, scaled so that every size can be cropped from it at full resolution.
+    const covering = { width: Math.max(...sizes.map(([w]) => w)), height: Math.max(...sizes.map(([, h]) => h)) };
+    const { data, info } = await imageWork<{ data: Buffer; info: OutputInfo }>(() =>
+      decode(source, { animated: false }).resize({ ...covering, fit: 'outside' }).raw().toBuffer({ resolveWithObject: true }),
+    );
+    const hashes: Record<string, string> = {};
+    for (const [width, height] of sizes) {
+      const resized = await imageWork(() =>
+        sharp(data, { raw: { width: info.width, height: info.height, channels: info.channels } })
+          .resize(width, height, { fit: 'cover', position: 'centre' })
+          .png()
+          .toBuffer(),
+      );
+      // A derived object: content-addressed, so making it again stores nothing new.
+      const staged = await mediaStore.stage(Readable.from([resized]), resized.length);
+      await objects.record(staged, 'image/png');
+      hashes[`${width}x${height}`] = staged.sha256;
+    }
+    return hashes;
+  }
+
+  function readWhole(sha256: string): Promise<Buffer> {
+    return new Promise<Buffer>((resolve, reject) => {
+      const chunks: Buffer[] = [];
+      mediaStore.read(sha256).on('data', (c: Buffer) => chunks.push(c)).on('end', () => resolve(Buffer.concat(chunks))).on('error', reject);
+    });
+  }
 }
 

@@ -70,7 +70,7 @@ export function createMediaFiles(store: Store, mediaStore: MediaStore, signer: M
     }
     let range: { start: number; end: number } | undefined;
     if (request.range) {
-      const parsed = rangeParser(size, request.range, { combine: true });
+      const parsed = rangeParser(size, longSuffixesClamped(request.range, size), { combine: true });
       if (parsed === -1) {
         throw new AppError('range-not-satisfiable', `the range ${request.range} is outside the ${size} bytes of this media`, {
           'content-range': `bytes */${size}`,
@@ -104,4 +104,18 @@ export function createMediaFiles(store: Store, mediaStore: MediaStore, signer: M
       return respond(mediaId, request, 'public, max-age=31536000, immutable');
     },
   };
+}
+
+/**
+ * RFC 9110, 14.1.2: a suffix range longer than the representation (`bytes=-99999999`) selects
+ * all of it. range-parser drops it as unsatisfiable instead, so it is given the whole length.
+ */
+function longSuffixesClamped(header: string, size: number): string {
+  const eq = header.indexOf('=');
+  if (eq === -1) return header;
+  const specs = header.slice(eq + 1).split(',').map((spec) => {
+    const suffix = /^\s*-(\d+)\s*$/.exec(spec);
+    return suffix && Number(suffix[1]) > size ? `-${size}` : spec;
+  });
+  return `${header.slice(0, eq + 1)}${specs.join(',')}`;
 }

@@ -11,10 +11,11 @@ import {
 } from './schemas.js';
 import type { MediaUrlSigner } from '../media/media-urls.js';
 import type { MediaReadRights } from '../media/read-rights.js';
-import { wishlistMedia } from './rules.js';
-import type { WishlistService } from './service.js';
+import { MAX_WISHLIST_BYTES, MAX_WISHLISTS_PER_USER, wishlistMedia } from './rules.js';
+import type { TaggedWishlist, WishlistService } from './service.js';
 import type { RawJson } from '../../shared/raw-json.js';
 import { ifMatchOf, sendTagged } from '../../http/conditional.js';
+import { answerWithWrite } from '../../http/idempotency.js';
 import type { Tagger } from '../../shared/entity-tag.js';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 
@@ -30,12 +31,17 @@ export async function wishlistRoutes(
   opts: { wishlists: WishlistService; media: MediaUrlSigner; rights: MediaReadRights; tagger: Tagger },
 ): Promise<void> {
   const { wishlists, media, rights, tagger } = opts;
-  /** `json` signed for the caller `userId`: their reading rights, not the wishlist's owner's. */
-  const signFor = async (userId: string, json: RawJson, at = Date.now()): Promise<RawJson> => {
+  /**
+   * Signs the references of `json` the caller `userId` may read (their reading rights, not the
+   * wishlist's owner's): the rights are read here, so the signing itself reads nothing.
+   */
+  const signerFor = async (userId: string, json: RawJson): Promise<(json: RawJson, at?: number) => RawJson> => {
     const { hashes, byItem } = wishlistMedia(json);
-    if (hashes.size === 0) return json;
-    return media.signAll(json, await rights.forNamedCards(userId, hashes, byItem), at);
+    const readable = hashes.size === 0 ? new Set<string>() : await rights.forNamedCards(userId, hashes, byItem);
+    return (signed, at = Date.now()) => media.signAll(signed, readable, at);
   };
+  const signFor = async (userId: string, json: RawJson, at = Date.now()): Promise<RawJson> =>
+    (await signerFor(userId, json))(json, at);
   const present = async (userId: string, json: RawJson, format: string | undefined): Promise<RawJson> =>
     format === 'raw' ? json : signFor(userId, json);
   /**
@@ -69,15 +75,24 @@ export async function wishlistRoutes(
     schema: {
       tags,
       summary: 'Create a wishlist',
-      description:
-        'At most 10 wishlists a user (400 `wishlist-limit`) and 300 KiB of JSON a wishlist (400 `wishlist-size`). `wishlistId` and `shareId` are generated; values sent for them are ignored.',
+      description: `At most ${MAX_WISHLISTS_PER_USER} wishlists a user (400 \`wishlist-limit\`) and ${MAX_WISHLIST_BYTES / 1024} KiB of JSON a wishlist (400 \`wishlist-size\`). \`wishlistId\` and \`shareId\` are generated; values sent for them are ignored.`,
       querystring: FormatQuery,
       body: WishlistBody,
       response: { 201: WishlistRef, ...authErrors },
     },
     handler: async (req, reply) => {
-      const { wishlist, tag } = await wishlists.create(req.principal.userId, req.body);
-      return sendRaw(reply.header('etag', writeTag(tag, req.query.format, req.principal.userId)), 201, await present(req.principal.userId, wishlist, req.query.format));
+      const { userId } = req.principal;
+      const { format } = req.query;
+      // The answer is made in the create's transaction, with its key's answer, where no other
+      // query may run: the rights to sign it are read first, from the content sent (a new
+      // wishlist grants none).
+      const sign = format === 'raw' ? undefined : await signerFor(userId, JSON.stringify({ content: req.body.content }) as RawJson);
+      const { result, answer } = await answerWithWrite(
+        req,
+        (alsoCommit) => wishlists.create(userId, req.body, alsoCommit),
+        ({ wishlist }: TaggedWishlist) => ({ status: 201, body: sign ? sign(wishlist) : wishlist }),
+      );
+      return sendRaw(reply.header('etag', writeTag(result.tag, format, userId)), answer.status, answer.body);
     },
   });
 

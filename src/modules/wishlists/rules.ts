@@ -1,9 +1,12 @@
 import { AppError } from '../../shared/errors.js';
 import type { RawJson } from '../../shared/raw-json.js';
 import { collectMediaRefHashes, mayHoldMediaRef } from '../cards/media-ref.js';
-import { MAX_WISHLIST_BYTES, MAX_WISHLISTS_PER_USER } from './schemas.js';
 
 /** The rules of a wishlist's stored form (DECISIONS.md, "Wishlists"), as pure functions. */
+
+export const MAX_WISHLISTS_PER_USER = 10;
+/** 300 KiB: the largest stored wishlist, as UTF-8 JSON. */
+export const MAX_WISHLIST_BYTES = 307_200;
 
 export interface WishlistIds {
   shareId: string;

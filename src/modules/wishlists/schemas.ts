@@ -1,12 +1,9 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { PathId } from '../../shared/schemas.js';
 
-export const MAX_WISHLISTS_PER_USER = 10;
-/** 300 KiB: the largest stored wishlist, as UTF-8 JSON. */
-export const MAX_WISHLIST_BYTES = 307_200;
 /**
  * Bodies larger than this are refused while they stream in, without being buffered whole. It is
- * above MAX_WISHLIST_BYTES because a body may carry ignored fields and whitespace; the exact
+ * above MAX_WISHLIST_BYTES (rules.ts) because a body may carry ignored fields and whitespace; the exact
  * rule is checked on the stored form.
  */
 export const WISHLIST_BODY_LIMIT = 1_048_576;

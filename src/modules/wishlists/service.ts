@@ -2,7 +2,7 @@ import type { WishlistRow } from '../../db/database.js';
 import { bumpCounters, readCounters, scopes } from '../../db/change-counters.js';
 import type { Store } from '../../db/dialect.js';
 import { requireMatch, type Precondition, type Tagger } from '../../shared/entity-tag.js';
-import { inUnitOfWork, userLock } from '../../db/unit-of-work.js';
+import { inUnitOfWork, userLock, type CommitStep } from '../../db/unit-of-work.js';
 import { now } from '../../shared/clock.js';
 import { AppError, notFound } from '../../shared/errors.js';
 import { newUrlSafeId } from '../../shared/ids.js';
@@ -18,7 +18,8 @@ export interface TaggedWishlist {
 }
 
 export interface WishlistService {
-  create(userId: string, body: WishlistBody): Promise<TaggedWishlist>;
+  /** `alsoCommit` commits with the create (unit-of-work.ts). */
+  create(userId: string, body: WishlistBody, alsoCommit?: CommitStep<TaggedWishlist>): Promise<TaggedWishlist>;
   /** With a precondition (`If-Match`) that no longer holds, changes nothing (412). */
   update(userId: string, wishlistId: string, body: WishlistBody, precondition?: Precondition): Promise<TaggedWishlist>;
   /** The entity tag of `list` (from the user's wishlists counter). */
@@ -43,26 +44,31 @@ export function createWishlistService(store: Store, tagger: Tagger): WishlistSer
   const wishlistTag = (wishlistId: string, version: number): string => tagger.tag(['wishlist', wishlistId, version]);
 
   return {
-    async create(userId, body) {
+    async create(userId, body, alsoCommit) {
       const content = JSON.stringify(body.content);
       const ids = { shareId: newUrlSafeId(), userId, wishlistId: newUrlSafeId() };
       const json = renderWishlist(content, ids);
       checkWishlistSize(json);
       // Count and insert under the user's lock: the limit holds under concurrent creates.
-      await inUnitOfWork(store, [userLock(userId)], async (trx) => {
-        checkWishlistLimit(await repo.countByUser(trx, userId));
-        const at = now();
-        await repo.insertWishlist(trx, {
-          wishlist_id: ids.wishlistId,
-          share_id: ids.shareId,
-          user_id: userId,
-          content,
-          created_at: at,
-          updated_at: at,
-        });
-        await bumpCounters(trx, [scopes.wishlists(userId)]);
-      });
-      return { wishlist: json, tag: wishlistTag(ids.wishlistId, 1) };
+      return inUnitOfWork(
+        store,
+        [userLock(userId)],
+        async (trx) => {
+          checkWishlistLimit(await repo.countByUser(trx, userId));
+          const at = now();
+          await repo.insertWishlist(trx, {
+            wishlist_id: ids.wishlistId,
+            share_id: ids.shareId,
+            user_id: userId,
+            content,
+            created_at: at,
+            updated_at: at,
+          });
+          await bumpCounters(trx, [scopes.wishlists(userId)]);
+          return { wishlist: json, tag: wishlistTag(ids.wishlistId, 1) };
+        },
+        alsoCommit,
+      );
     },
 
     async update(userId, wishlistId, body, precondition) {
