@@ -24,6 +24,8 @@ export interface Database {
   readiness_probe: ReadinessProbeTable;
   change_counters: ChangeCountersTable;
   idempotency_keys: IdempotencyKeysTable;
+  accounts: AccountsTable;
+  oauth_records: OAuthRecordsTable;
 }
 
 /** 0 or 1: booleans stored portably. */
@@ -216,6 +218,31 @@ export interface IdempotencyKeysTable {
   claimed_at: string;
 }
 
+/** Migration 005: see accounts/repository.ts. */
+export interface AccountsTable {
+  user_id: string;
+  email: string;
+  email_key: string;
+  display_name: string;
+  password_hash: string | null;
+  owner: number;
+  disabled: number;
+  created_at: string;
+  updated_at: string;
+}
+
+/** Migration 005: see oauth/adapter.ts. */
+export interface OAuthRecordsTable {
+  model: string;
+  id: string;
+  payload: string;
+  grant_id: string | null;
+  user_code: string | null;
+  uid: string | null;
+  expires_at: string | null;
+}
+
+export type AccountRow = Selectable<AccountsTable>;
 export type CardRow = Selectable<CardsTable>;
 export type NewCardRow = Insertable<CardsTable>;
 export type CardRowUpdate = Updateable<CardsTable>;

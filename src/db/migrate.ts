@@ -5,6 +5,7 @@ import { initial } from './migrations/001-initial.js';
 import { media } from './migrations/002-media.js';
 import { readinessProbe } from './migrations/003-readiness-probe.js';
 import { conditionalRequests } from './migrations/004-conditional-requests.js';
+import { signIn } from './migrations/005-sign-in.js';
 
 /** The migrations, in order. Names sort; each is built for the dialect it runs on. */
 function migrations(dialect: StoreDialect): Record<string, Migration> {
@@ -13,6 +14,7 @@ function migrations(dialect: StoreDialect): Record<string, Migration> {
     '002-media': media(dialect),
     '003-readiness-probe': readinessProbe(),
     '004-conditional-requests': conditionalRequests(dialect),
+    '005-sign-in': signIn(dialect),
   };
 }
 
