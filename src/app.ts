@@ -47,6 +47,7 @@ import { registerSecurityHeaders } from './http/security-headers.js';
 import { createTagger } from './shared/entity-tag.js';
 import { registerIdempotency } from './http/idempotency.js';
 import { registerBodyTags } from './http/conditional.js';
+import { registerSignIn } from './oauth/plugin.js';
 
 const RELEASE = (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 
@@ -171,6 +172,7 @@ export async function buildApp(config: Readonly<Config>, opts: AppOptions = {}):
   });
   await app.register(swaggerUi, { routePrefix: '/docs' });
   await app.register(authPlugin, { verifier });
+  await registerSignIn(app, store, config);
   registerIdempotency(app, store);
   registerBodyTags(app);
   app.setNotFoundHandler(notFound);
