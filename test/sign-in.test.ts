@@ -5,6 +5,7 @@ import { decodeJwt, decodeProtectedHeader } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAccountService } from '../src/accounts/service.js';
 import { openStore } from '../src/db/store.js';
+import { sweepExpired } from '../src/oauth/adapter.js';
 import { startTestApp, type TestApp } from './helpers.js';
 import { testDialect } from './support/test-database.js';
 
@@ -299,9 +300,53 @@ describe(`signing in on ${testDialect()}`, { timeout: 120_000 }, () => {
     expect(forged.location).toBeUndefined();
   });
 
+  it('cookies are HttpOnly and SameSite=Lax, not Secure over plain HTTP', async () => {
+    const device = await startDevice();
+    const raw = await t.app.inject({ method: 'GET', url: `/activate?user_code=${device.user_code}` });
+    const cookies = [raw.headers['set-cookie']].flat().filter(Boolean) as string[];
+    expect(cookies.length).toBeGreaterThan(0);
+    for (const c of cookies) {
+      expect(c).toMatch(/; httponly/i);
+      expect(c).toMatch(/; samesite=lax/i);
+      expect(c).not.toMatch(/; secure/i);
+    }
+  });
+
+  it('expired records are swept an hour after they expire, the others kept', async () => {
+    const store = openStore(t.config.database);
+    try {
+      const at = (ms: number) => new Date(Date.now() + ms).toISOString();
+      const row = (id: string, expires_at: string | null) => ({ model: 'Test', id, payload: '{}', grant_id: null, user_code: null, uid: null, expires_at });
+      await store.db.insertInto('oauth_records').values([row('old', at(-2 * 3600_000)), row('recent', at(-60_000)), row('live', at(60_000)), row('forever', null)]).execute();
+      expect(await sweepExpired(store)).toBeGreaterThanOrEqual(1);
+      const left = await store.db.selectFrom('oauth_records').select('id').where('model', '=', 'Test').orderBy('id').execute();
+      expect(left.map((r) => r.id)).toEqual(['forever', 'live', 'recent']);
+    } finally {
+      await store.db.destroy();
+    }
+  });
+
   it('tokens from `cardshelf token` are still accepted', async () => {
     const token = await t.token('auth0|operator-made');
     expect((await t.call('GET', '/content/mine', { token })).status).toBe(200);
+  });
+});
+
+describe(`behind TLS on ${testDialect()}`, () => {
+  it('cookies are Secure when the public base URL is https', async () => {
+    const t = await startTestApp({ PUBLIC_BASE_URL: 'https://cardshelf.example' });
+    try {
+      const raw = await t.app.inject({
+        method: 'GET',
+        url: `/authorize?${new URLSearchParams({ client_id: 'c', response_type: 'code', redirect_uri: 'http://127.0.0.1:9/callback', scope: 'openid', code_challenge: 'x'.repeat(43), code_challenge_method: 'S256' })}`,
+      });
+      expect(raw.statusCode, raw.body).toBe(303);
+      const cookies = [raw.headers['set-cookie']].flat().filter(Boolean) as string[];
+      expect(cookies.length).toBeGreaterThan(0);
+      for (const c of cookies) expect(c).toMatch(/; secure/i);
+    } finally {
+      await t.close();
+    }
   });
 });
 
