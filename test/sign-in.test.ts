@@ -7,82 +7,13 @@ import { createAccountService } from '../src/accounts/service.js';
 import { openStore } from '../src/db/store.js';
 import { sweepExpired } from '../src/oauth/adapter.js';
 import { startTestApp, type TestApp } from './helpers.js';
+import { Browser, field, formAction, tokenRequest, type Answer } from './support/oauth-browser.js';
 import { testDialect } from './support/test-database.js';
 
 const DEVICE_GRANT = 'urn:ietf:params:oauth:grant-type:device_code';
 const EMAIL = 'ann@example.com';
 const PASSWORD = 'correct horse battery';
 const SCOPE = 'openid profile offline_access';
-
-interface Answer {
-  status: number;
-  headers: Record<string, string | string[] | number | undefined>;
-  text: string;
-  json: any;
-  location: string | undefined;
-}
-
-/**
- * A browser (or a public client) talking to the app: form posts, a cookie jar that honours each
- * cookie's path, redirects not followed, so each step is seen.
- */
-class Browser {
-  private readonly jar = new Map<string, { value: string; path: string }>();
-  constructor(private readonly t: TestApp) {}
-
-  async request(method: 'GET' | 'POST', url: string, form?: Record<string, string>): Promise<Answer> {
-    const target = new URL(url, 'http://localhost');
-    const path = target.pathname + target.search;
-    const cookie = [...this.jar].filter(([, c]) => target.pathname.startsWith(c.path)).map(([name, c]) => `${name}=${c.value}`).join('; ');
-    const raw = await this.t.app.inject({
-      method,
-      url: path,
-      headers: { ...(cookie ? { cookie } : {}), ...(form ? { 'content-type': 'application/x-www-form-urlencoded' } : {}) },
-      payload: form ? new URLSearchParams(form).toString() : undefined,
-    });
-    for (const c of raw.cookies as { name: string; value: string; path?: string; expires?: Date; maxAge?: number }[]) {
-      if ((c.expires && c.expires.getTime() < Date.now()) || c.maxAge === 0 || c.value === '') this.jar.delete(c.name);
-      else this.jar.set(c.name, { value: c.value, path: c.path ?? '/' });
-    }
-    let json: unknown;
-    try {
-      json = JSON.parse(raw.body);
-    } catch {
-      json = undefined;
-    }
-    const location = raw.headers.location as string | undefined;
-    return { status: raw.statusCode, headers: raw.headers, text: raw.body, json, location };
-  }
-
-  /** Follows redirects within the app until a page (or a redirect out of it) is answered. */
-  async follow(answer: Answer): Promise<Answer> {
-    let current = answer;
-    for (let i = 0; i < 10 && current.location && this.isOurs(current.location); i++) current = await this.request('GET', current.location);
-    return current;
-  }
-
-  isOurs(location: string): boolean {
-    const url = new URL(location, 'http://localhost');
-    return !/^https?:\/\/(127\.0\.0\.1|\[::1\])/.test(location) && !url.pathname.startsWith('/callback') && url.hostname !== 'evil.example';
-  }
-}
-
-const field = (html: string, name: string): string => {
-  const match = new RegExp(`name="${name}" value="([^"]*)"`).exec(html);
-  if (!match) throw new Error(`no field ${name} in ${html.slice(0, 500)}`);
-  return match[1]!;
-};
-const formAction = (html: string): string => /<form method="post" action="([^"]+)"/.exec(html)![1]!.replace(/&amp;/g, '&');
-
-async function tokenRequest(t: TestApp, form: Record<string, string>) {
-  const raw = await t.app.inject({
-    method: 'POST',
-    url: '/oauth/token',
-    headers: { 'content-type': 'application/x-www-form-urlencoded' },
-    payload: new URLSearchParams(form).toString(),
-  });
-  return { status: raw.statusCode, body: JSON.parse(raw.body) as Record<string, any>, headers: raw.headers };
-}
 
 describe(`signing in on ${testDialect()}`, { timeout: 120_000 }, () => {
   let t: TestApp;

@@ -26,6 +26,7 @@ export interface Database {
   idempotency_keys: IdempotencyKeysTable;
   accounts: AccountsTable;
   oauth_records: OAuthRecordsTable;
+  throttle_counters: ThrottleCountersTable;
 }
 
 /** 0 or 1: booleans stored portably. */
@@ -240,6 +241,14 @@ export interface OAuthRecordsTable {
   user_code: string | null;
   uid: string | null;
   expires_at: string | null;
+}
+
+/** Migration 005: see accounts/throttle.ts. */
+export interface ThrottleCountersTable {
+  key: string;
+  attempts: number;
+  last_attempt_at: string;
+  locked_until: string;
 }
 
 export type AccountRow = Selectable<AccountsTable>;

@@ -1,13 +1,15 @@
 import { createHmac, hkdfSync, timingSafeEqual } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { InteractionResults, Provider } from 'oidc-provider';
 import { createAccountService, type AccountService } from '../accounts/service.js';
+import { createThrottle, sweepThrottle, type Counter, type Throttle } from '../accounts/throttle.js';
 import type { Config } from '../config.js';
 import { AppError } from '../shared/errors.js';
 import { readPrivateJwk, loadOrCreateSigningKey } from '../auth/local-issuer.js';
 import type { Store } from '../db/dialect.js';
 import { sweepExpired } from './adapter.js';
-import { approvePage, PAGE_CSP, signInPage, type ClientShown } from './pages.js';
+import { approvePage, messagePage, PAGE_CSP, signInPage, type ClientShown } from './pages.js';
 import { createSignInProvider, INTERACTION_PATH, OAUTH_ROUTES, type SignInOptions } from './provider.js';
 import { isUnregistered } from './shims.js';
 
@@ -28,7 +30,7 @@ const ENGINE_PATHS = [
   OAUTH_ROUTES.userinfo,
 ];
 
-export interface SignInPluginOptions extends Omit<SignInOptions, 'key'> {
+export interface SignInPluginOptions extends Omit<SignInOptions, 'key' | 'wrongCodeEntered'> {
   keyFile: string;
 }
 
@@ -39,16 +41,56 @@ export interface SignInPluginOptions extends Omit<SignInOptions, 'key'> {
  */
 export async function signInPlugin(app: FastifyInstance, opts: SignInPluginOptions): Promise<void> {
   const key = await loadOrCreateSigningKey(opts.keyFile);
-  const { provider, cookieKeys } = await createSignInProvider({ ...opts, key }, (await readPrivateJwk(opts.keyFile)));
+  const throttle = createThrottle(opts.store);
+  // The client's address as the app sees it, for the engine's hooks, which see only the request.
+  const addresses = new WeakMap<IncomingMessage, string>();
+  const codeEntryFrom = (address: string): Counter[] => [{ rule: 'codeEntry', subject: address }];
+  const wrongCodeEntered = async (req: IncomingMessage): Promise<void> => {
+    const address = addresses.get(req);
+    if (address !== undefined) await throttle.count(codeEntryFrom(address));
+  };
+  const { provider, cookieKeys } = await createSignInProvider({ ...opts, key, wrongCodeEntered }, await readPrivateJwk(opts.keyFile));
   const engine = provider.callback();
 
-  const handOver = (request: FastifyRequest, reply: FastifyReply, done: () => void): void => {
+  /** Refuses what comes too often from this address (src/accounts/throttle.ts); true when it did. */
+  async function throttled(request: FastifyRequest, reply: FastifyReply): Promise<boolean> {
+    const path = request.url.split('?')[0];
+    if (request.method === 'POST' && path === OAUTH_ROUTES.device_authorization) {
+      const wait = await throttle.take([{ rule: 'deviceCode', subject: request.ip }]);
+      if (wait === 0) return false;
+      // In the OAuth error shape the clients read, with the code the public service uses.
+      reply
+        .code(429)
+        .header('retry-after', String(wait))
+        .header('cache-control', 'no-store')
+        .send({ error: 'too_many_requests', error_description: `too many device codes were requested from this address; try again in ${wait} seconds` });
+      return true;
+    }
+    const entersCode = request.method === 'POST' || (request.query as Record<string, unknown>).user_code !== undefined;
+    if (path === OAUTH_ROUTES.code_verification && entersCode) {
+      const wait = await throttle.waitSeconds(codeEntryFrom(request.ip));
+      if (wait === 0) return false;
+      reply
+        .code(429)
+        .header('retry-after', String(wait))
+        .header('cache-control', 'no-store')
+        .header('content-security-policy', PAGE_CSP)
+        .type('text/html; charset=utf-8')
+        .send(messagePage('Too many tries', `Too many codes were entered from here. Try again in ${wait} seconds.`));
+      return true;
+    }
+    return false;
+  }
+
+  const handOver = async (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | undefined> => {
+    if (await throttled(request, reply)) return reply;
+    addresses.set(request.raw, request.ip);
     reply.hijack();
     // What the app's hooks set so far (CORS, the request id) goes out with the engine's answer.
     for (const [name, value] of Object.entries(reply.getHeaders())) if (value !== undefined) reply.raw.setHeader(name, value);
     reply.raw.setHeader('content-security-policy', PAGE_CSP);
     void engine(request.raw, reply.raw);
-    done();
+    return undefined;
   };
   for (const url of ENGINE_PATHS) {
     app.route({
@@ -62,10 +104,12 @@ export async function signInPlugin(app: FastifyInstance, opts: SignInPluginOptio
     });
   }
 
-  await app.register(interactionPages, { provider, accounts: opts.accounts, cookieKeys });
+  await app.register(interactionPages, { provider, accounts: opts.accounts, cookieKeys, throttle });
 
   const sweep = (): void => {
-    sweepExpired(opts.store).catch((err: unknown) => app.log.warn({ err }, 'sweeping expired sign-in records failed'));
+    Promise.all([sweepExpired(opts.store), sweepThrottle(opts.store)]).catch((err: unknown) =>
+      app.log.warn({ err }, 'sweeping expired sign-in records failed'),
+    );
   };
   const timer = setInterval(sweep, SWEEP_EVERY_MS).unref();
   app.addHook('onReady', async () => sweep());
@@ -76,6 +120,7 @@ interface PagesOptions {
   provider: Provider;
   accounts: AccountService;
   cookieKeys: string[];
+  throttle: Throttle;
 }
 
 type Form = Record<string, string | undefined>;
@@ -87,7 +132,7 @@ type UidRequest = FastifyRequest<{ Params: { uid: string }; Body: Form }>;
  * (without the token, or for an interaction this browser did not start) is refused.
  */
 async function interactionPages(app: FastifyInstance, opts: PagesOptions): Promise<void> {
-  const { provider, accounts } = opts;
+  const { provider, accounts, throttle } = opts;
   const csrfKey = Buffer.from(hkdfSync('sha256', opts.cookieKeys[0]!, 'cardshelf', 'sign-in forms', 32));
   const csrfFor = (uid: string): string => createHmac('sha256', csrfKey).update(uid).digest('base64url');
   const checkCsrf = (uid: string, sent: string | undefined): void => {
@@ -153,9 +198,20 @@ async function interactionPages(app: FastifyInstance, opts: PagesOptions): Promi
     const { interaction } = await details(request, reply);
     if (interaction.prompt.name !== 'login') return render(request, reply);
     const email = request.body.email ?? '';
+    const byEmail: Counter = { rule: 'signInEmail', subject: email };
+    const byAddress: Counter = { rule: 'signInAddress', subject: request.ip };
+    // Counted before the password is checked, so a burst of guesses is throttled as it arrives;
+    // the email is counted whether or not it has an account, and the answers are the same.
+    const wait = await throttle.take([byEmail, byAddress]);
+    if (wait > 0) {
+      reply.code(429).header('retry-after', String(wait));
+      return render(request, reply, `Too many attempts to sign in. Try again in ${wait} seconds.`, email);
+    }
     const account = await accounts.authenticate(email, request.body.password ?? '');
     // One message whether or not the email has an account.
     if (!account) return render(request, reply, 'That email and password do not match an account.', email);
+    await throttle.clear(byEmail);
+    await throttle.uncount(byAddress);
     return finish(request, reply, { login: { accountId: account.userId } }, false);
   });
 

@@ -1,4 +1,5 @@
 import { hkdfSync } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
 import type { Configuration, KoaContextWithOIDC, Provider } from 'oidc-provider';
 import type { AccountService } from '../accounts/service.js';
 import type { SigningKey } from '../auth/local-issuer.js';
@@ -43,6 +44,8 @@ export interface SignInOptions {
   accessTokenTtlSeconds: number;
   refreshTokenTtlSeconds: number;
   cookieKeys: string[] | undefined;
+  /** Counts a wrong or expired code entered at /activate, against the address it came from. */
+  wrongCodeEntered: (req: IncomingMessage) => Promise<void>;
 }
 
 /**
@@ -110,7 +113,9 @@ export async function createSignInProvider(opts: SignInOptions, privateJwk: Reco
         charset: 'base-20',
         mask: '****-****',
         async userCodeInputSource(ctx, form, _out, err) {
-          const message = err ? (err.name === 'AbortedError' ? 'The sign-in was cancelled.' : 'That code is not right, or it has expired. Try again.') : undefined;
+          const wrong = err !== undefined && err.name !== 'AbortedError';
+          if (wrong) await opts.wrongCodeEntered(ctx.req);
+          const message = err ? (wrong ? 'That code is not right, or it has expired. Try again.' : 'The sign-in was cancelled.') : undefined;
           ctx.body = codeEntryPage(form, message);
         },
         async userCodeConfirmSource(ctx, form, client, _deviceInfo, userCode) {

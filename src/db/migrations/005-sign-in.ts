@@ -10,6 +10,9 @@ import type { StoreDialect } from '../dialect.js';
  * - `oauth_records`: everything the OAuth engine stores (grants, codes, tokens, sessions,
  *   interactions), one row per model and id, its payload as JSON. `expires_at` lets the sweep
  *   remove what has expired; the other keys are the engine's look-ups (src/oauth/adapter.ts).
+ * - `throttle_counters`: attempts at what an attacker can repeat (failed sign-ins per email and
+ *   per address, wrong device codes, device-code requests), so every instance throttles alike
+ *   (src/accounts/throttle.ts).
  */
 export function signIn(dialect: StoreDialect): Migration {
   return {
@@ -44,8 +47,18 @@ export function signIn(dialect: StoreDialect): Migration {
       await db.schema.createIndex('oauth_records_user_code').on('oauth_records').columns(['model', 'user_code']).execute();
       await db.schema.createIndex('oauth_records_uid').on('oauth_records').columns(['model', 'uid']).execute();
       await db.schema.createIndex('oauth_records_expiry').on('oauth_records').columns(['expires_at']).execute();
+
+      await db.schema
+        .createTable('throttle_counters')
+        /** `<rule>:<subject>`, such as `signInEmail:ann@example.com` or `codeEntry:192.0.2.7`. */
+        .addColumn('key', text, (c) => c.primaryKey())
+        .addColumn('attempts', 'integer', (c) => c.notNull())
+        .addColumn('last_attempt_at', text, (c) => c.notNull())
+        .addColumn('locked_until', text, (c) => c.notNull())
+        .execute();
     },
     async down(db: Kysely<any>): Promise<void> {
+      await db.schema.dropTable('throttle_counters').execute();
       await db.schema.dropTable('oauth_records').execute();
       await db.schema.dropTable('accounts').execute();
     },
