@@ -172,7 +172,11 @@ export async function buildApp(config: Readonly<Config>, opts: AppOptions = {}):
   });
   await app.register(swaggerUi, { routePrefix: '/docs' });
   await app.register(authPlugin, { verifier });
-  await registerSignIn(app, store, config);
+  // Entity tags name the data an answer shows and what else shapes it: the release (its
+  // rendering) and the URLs answers are built with (signed answers add the signing key's id).
+  const tagger = createTagger([RELEASE, config.publicBaseUrl, config.groupImageUrlTemplate]);
+  const families = createFamilyService(store, config, tagger);
+  await registerSignIn(app, store, config, families);
   registerIdempotency(app, store);
   registerBodyTags(app);
   app.setNotFoundHandler(notFound);
@@ -219,10 +223,6 @@ export async function buildApp(config: Readonly<Config>, opts: AppOptions = {}):
   );
 
   const signer = createMediaUrlSigner(config.mediaUrlTemplate, config.mediaUrlSecret);
-  // Entity tags name the data an answer shows and what else shapes it: the release (its
-  // rendering) and the URLs answers are built with (signed answers add the signing key's id).
-  const tagger = createTagger([RELEASE, config.publicBaseUrl, config.groupImageUrlTemplate]);
-  const families = createFamilyService(store, config, tagger);
   const media = createMedia(store, config, signer, app.log);
   app.addHook('preClose', () => media.close());
   await app.register(mediaRoutes, { ...media, families });

@@ -40,6 +40,8 @@ const EnvSchema = Type.Object({
   /** Signing in (the embedded OAuth server; off with AUTH_ISSUER): token lifetimes in seconds. */
   ACCESS_TOKEN_TTL_SECONDS: Type.Integer({ minimum: 60, maximum: 86_400, default: 14_400 }),
   REFRESH_TOKEN_TTL_SECONDS: Type.Integer({ minimum: 3600, default: 7_776_000 }),
+  /** Who may make an account: nobody but the operator, whoever has an invitation, or anyone. */
+  SIGNUP: Type.Union([Type.Literal('closed'), Type.Literal('invite'), Type.Literal('open')], { default: 'invite' }),
   /** Keys of the sign-in cookies, comma-separated, newest first (default: derived from the signing key). */
   SESSION_COOKIE_KEYS: Type.Optional(Type.String({ pattern: '^[^,]{32,}(,[^,]{32,})*$' })),
   /** `{imageId}` is replaced by the URL-encoded image id. */
@@ -136,7 +138,7 @@ export interface Config {
   shutdownDeadlineMs: number;
   loadShedding: { maxEventLoopDelayMs: number; maxHeapUsedBytes: number };
   metrics: { token: string | undefined; allow: string[] | undefined };
-  signIn: { accessTokenTtlSeconds: number; refreshTokenTtlSeconds: number; cookieKeys: string[] | undefined };
+  signIn: { accessTokenTtlSeconds: number; refreshTokenTtlSeconds: number; cookieKeys: string[] | undefined; signup: 'closed' | 'invite' | 'open' };
 }
 
 export interface MediaConfig extends MediaStoreConfig {
@@ -271,6 +273,7 @@ function fromEnv(env: Env): Config {
       accessTokenTtlSeconds: env.ACCESS_TOKEN_TTL_SECONDS,
       refreshTokenTtlSeconds: env.REFRESH_TOKEN_TTL_SECONDS,
       cookieKeys: env.SESSION_COOKIE_KEYS?.split(','),
+      signup: env.SIGNUP,
     },
   };
 }

@@ -38,3 +38,7 @@ export async function updateAccount(
   const result = await db.updateTable('accounts').set(fields).where('user_id', '=', userId).executeTakeFirst();
   return result.numUpdatedRows > 0n;
 }
+
+export async function deleteAccount(db: Db, userId: string): Promise<void> {
+  await db.deleteFrom('accounts').where('user_id', '=', userId).execute();
+}

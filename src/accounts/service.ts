@@ -63,6 +63,8 @@ export interface AccountService {
   /** The account a token's `sub` names, when it may still act (not disabled). */
   active(userId: string): Promise<Account | undefined>;
   setDisabled(emailOrUserId: string, disabled: boolean): Promise<Account>;
+  /** Takes back an account just made (an invitation lost a race); nothing else refers to it yet. */
+  remove(userId: string): Promise<void>;
   resetPassword(emailOrUserId: string, password: string): Promise<Account>;
   /**
    * The account these credentials open, or undefined, taking as long whether or not the email has
@@ -125,6 +127,9 @@ export function createAccountService(store: Store): AccountService {
       const row = await existing(key);
       await repo.updateAccount(db, row.user_id, { disabled: disabled ? 1 : 0, updated_at: new Date().toISOString() });
       return toAccount({ ...row, disabled: disabled ? 1 : 0 });
+    },
+    async remove(userId) {
+      await repo.deleteAccount(db, userId);
     },
     async resetPassword(key, password) {
       checkNewPassword(password);

@@ -20,6 +20,8 @@ export const THROTTLE_RULES = {
   codeEntry: { free: 10, forgetAfterMs: 3_600_000 },
   /** Device-code requests from one address (each starts a sign-in that a person must finish). */
   deviceCode: { free: 10, forgetAfterMs: 600_000 },
+  /** Accounts made (invitations accepted, `SIGNUP=open`) from one address. */
+  signUp: { free: 5, forgetAfterMs: 3_600_000 },
 } as const;
 
 export const FIRST_DELAY_SECONDS = 2;

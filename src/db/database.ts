@@ -27,6 +27,7 @@ export interface Database {
   accounts: AccountsTable;
   oauth_records: OAuthRecordsTable;
   throttle_counters: ThrottleCountersTable;
+  invitations: InvitationsTable;
 }
 
 /** 0 or 1: booleans stored portably. */
@@ -251,7 +252,19 @@ export interface ThrottleCountersTable {
   locked_until: string;
 }
 
+/** Migration 005: see accounts/invitations.ts. */
+export interface InvitationsTable {
+  secret_hash: string;
+  family_id: string;
+  invited_by: string;
+  created_at: string;
+  expires_at: string;
+  used_at: string | null;
+  used_by: string | null;
+}
+
 export type AccountRow = Selectable<AccountsTable>;
+export type InvitationRow = Selectable<InvitationsTable>;
 export type CardRow = Selectable<CardsTable>;
 export type NewCardRow = Insertable<CardsTable>;
 export type CardRowUpdate = Updateable<CardsTable>;

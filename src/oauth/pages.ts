@@ -97,3 +97,27 @@ export function codeConfirmPage(form: string, client: ClientShown, userCode: str
 export function messagePage(title: string, message: string): string {
   return page(title, `<p>${escapeHtml(message)}</p>`);
 }
+
+/** Making an account: by an invitation (joining a family) or, with `SIGNUP=open`, by oneself. */
+export function newAccountPage(opts: {
+  title: string;
+  intro: string;
+  action: string;
+  csrf: string;
+  email?: string;
+  name?: string;
+  error?: string;
+}): string {
+  return page(
+    opts.title,
+    `${errorLine(opts.error)}<p>${escapeHtml(opts.intro)}</p>
+<form method="post" action="${escapeHtml(opts.action)}">
+<input type="hidden" name="csrf" value="${escapeHtml(opts.csrf)}">
+<label for="name">Your name</label><input id="name" name="name" autocomplete="name" required maxlength="200" value="${escapeHtml(opts.name ?? '')}">
+<label for="email">Email</label><input id="email" name="email" type="email" autocomplete="username" required value="${escapeHtml(opts.email ?? '')}">
+<label for="password">Password</label><input id="password" name="password" type="password" autocomplete="new-password" required minlength="10" aria-describedby="password-rule">
+<p id="password-rule" class="muted">At least 10 characters.</p>
+<button type="submit">Make my account</button>
+</form>`,
+  );
+}

@@ -3,6 +3,9 @@ import type { IncomingMessage } from 'node:http';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { InteractionResults, Provider } from 'oidc-provider';
 import { createAccountService, type AccountService } from '../accounts/service.js';
+import { createInvitationService, type SignupPolicy } from '../accounts/invitations.js';
+import type { FamilyService } from '../modules/families/service.js';
+import { accountPages } from './account-pages.js';
 import { createThrottle, sweepThrottle, type Counter, type Throttle } from '../accounts/throttle.js';
 import type { Config } from '../config.js';
 import { AppError } from '../shared/errors.js';
@@ -32,6 +35,8 @@ const ENGINE_PATHS = [
 
 export interface SignInPluginOptions extends Omit<SignInOptions, 'key' | 'wrongCodeEntered'> {
   keyFile: string;
+  families: Pick<FamilyService, 'ensureFamilyId' | 'join'>;
+  signup: SignupPolicy;
 }
 
 /**
@@ -105,6 +110,13 @@ export async function signInPlugin(app: FastifyInstance, opts: SignInPluginOptio
   }
 
   await app.register(interactionPages, { provider, accounts: opts.accounts, cookieKeys, throttle });
+  await app.register(accountPages, {
+    invitations: createInvitationService(opts.store, opts.accounts, opts.families),
+    throttle,
+    signup: opts.signup,
+    publicBaseUrl: opts.issuer,
+    cookieKeys,
+  });
 
   const sweep = (): void => {
     Promise.all([sweepExpired(opts.store), sweepThrottle(opts.store)]).catch((err: unknown) =>
@@ -236,10 +248,16 @@ async function interactionPages(app: FastifyInstance, opts: PagesOptions): Promi
 }
 
 /** The app's one step for signing in: on with the local issuer, off with an external one (AUTH_ISSUER). */
-export async function registerSignIn(app: FastifyInstance, store: Store, config: Readonly<Config>): Promise<void> {
+export async function registerSignIn(
+  app: FastifyInstance,
+  store: Store,
+  config: Readonly<Config>,
+  families: SignInPluginOptions['families'],
+): Promise<void> {
   if (config.auth.mode !== 'local') return;
   await app.register(signInPlugin, {
     store,
+    families,
     accounts: createAccountService(store),
     keyFile: config.auth.keyFile,
     issuer: config.publicBaseUrl,

@@ -13,6 +13,8 @@ import type { StoreDialect } from '../dialect.js';
  * - `throttle_counters`: attempts at what an attacker can repeat (failed sign-ins per email and
  *   per address, wrong device codes, device-code requests), so every instance throttles alike
  *   (src/accounts/throttle.ts).
+ * - `invitations`: links that let one person make an account and join the inviter's family;
+ *   only a SHA-256 of the link's secret is kept (src/accounts/invitations.ts).
  */
 export function signIn(dialect: StoreDialect): Migration {
   return {
@@ -56,8 +58,21 @@ export function signIn(dialect: StoreDialect): Migration {
         .addColumn('last_attempt_at', text, (c) => c.notNull())
         .addColumn('locked_until', text, (c) => c.notNull())
         .execute();
+
+      await db.schema
+        .createTable('invitations')
+        .addColumn('secret_hash', text, (c) => c.primaryKey())
+        .addColumn('family_id', text, (c) => c.notNull())
+        .addColumn('invited_by', text, (c) => c.notNull())
+        .addColumn('created_at', text, (c) => c.notNull())
+        .addColumn('expires_at', text, (c) => c.notNull())
+        /** Set when the link is used: it cannot be used again. */
+        .addColumn('used_at', text)
+        .addColumn('used_by', text)
+        .execute();
     },
     async down(db: Kysely<any>): Promise<void> {
+      await db.schema.dropTable('invitations').execute();
       await db.schema.dropTable('throttle_counters').execute();
       await db.schema.dropTable('oauth_records').execute();
       await db.schema.dropTable('accounts').execute();
