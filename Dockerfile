@@ -24,6 +24,11 @@ ENV NODE_ENV=production \
     DATA_DIR=/data \
     LOAD_SHED_EVENT_LOOP_DELAY_MS=1000
 WORKDIR /app
+# Transcoding runs Debian's ffmpeg and ffprobe (security updates come with the base image's
+# packages; the project ships no ffmpeg of its own).
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends ffmpeg \
+ && rm -rf /var/lib/apt/lists/*
 COPY --from=deps --chown=root:root /app/node_modules ./node_modules
 COPY --from=deps --chown=root:root /app/dist ./dist
 COPY --chown=root:root package.json ./

@@ -26,8 +26,9 @@ import { LibraryRecord } from './modules/library/schemas.js';
 import { createLibraryService } from './modules/library/service.js';
 import { wishlistRoutes } from './modules/wishlists/routes.js';
 import { Wishlist } from './modules/wishlists/schemas.js';
-import { createMediaUrlSigner } from './modules/wishlists/media-urls.js';
+import { createMediaUrlSigner } from './modules/media/media-urls.js';
 import { createMedia } from './modules/media/media.js';
+import { createMediaReadRights } from './modules/media/read-rights.js';
 import { mediaRoutes } from './modules/media/routes.js';
 import { createTrackMediaFiller } from './modules/media/track-media.js';
 import { createWishlistService } from './modules/wishlists/service.js';
@@ -227,7 +228,8 @@ export async function buildApp(config: Readonly<Config>, opts: AppOptions = {}):
   app.addHook('preClose', () => media.close());
   await app.register(mediaRoutes, { ...media, families });
   const cards = createCardService(store, families, tagger, createTrackMediaFiller());
-  await app.register(cardRoutes, { cards, media: signer, tagger });
+  const rights = createMediaReadRights(store, families);
+  await app.register(cardRoutes, { cards, media: signer, rights, tagger });
   await app.register(familyRoutes, { families });
   await app.register(transferRoutes, { transfer: createTransferService(store, media.mediaStore, families) });
   const groups = createGroupService(store, families, config, tagger);
@@ -236,6 +238,7 @@ export async function buildApp(config: Readonly<Config>, opts: AppOptions = {}):
   await app.register(wishlistRoutes, {
     wishlists: createWishlistService(store, tagger),
     media: signer,
+    rights,
     tagger,
   });
 

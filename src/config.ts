@@ -70,6 +70,14 @@ const EnvSchema = Type.Object({
   MEDIA_QUOTA_BYTES: Type.Integer({ minimum: 0, default: 10_737_418_240 }),
   /** Transcodes one instance runs at once. */
   MEDIA_TRANSCODE_CONCURRENCY: Type.Integer({ minimum: 1, maximum: 64, default: 1 }),
+  /** Longest audio accepted, in seconds (default 5 hours): longer fails its transcode, checked before decoding. */
+  MEDIA_MAX_TRACK_SECONDS: Type.Integer({ minimum: 1, default: 18_000 }),
+  /**
+   * The wall-clock limit of one transcode: this many seconds, plus MEDIA_TRANSCODE_TIME_PERCENT
+   * percent of the audio's duration; ffmpeg is killed at it and the transcode fails.
+   */
+  MEDIA_TRANSCODE_TIME_MIN_SECONDS: Type.Integer({ minimum: 1, default: 60 }),
+  MEDIA_TRANSCODE_TIME_PERCENT: Type.Integer({ minimum: 0, maximum: 1000, default: 25 }),
   /** How long an audio upload URL stays valid, in seconds. */
   MEDIA_UPLOAD_URL_TTL_SECONDS: Type.Integer({ minimum: 10, default: 3600 }),
   /**
@@ -83,7 +91,7 @@ const EnvSchema = Type.Object({
   MEDIA_S3_FORCE_PATH_STYLE: Type.Union([Type.Literal('true'), Type.Literal('false')], { default: 'false' }),
   MEDIA_S3_ACCESS_KEY_ID: Type.Optional(Type.String({ minLength: 1 })),
   MEDIA_S3_SECRET_ACCESS_KEY: Type.Optional(Type.String({ minLength: 1 })),
-  /** ffmpeg and ffprobe to run (default: the binaries npm installed with the project). */
+  /** ffmpeg and ffprobe to run (default: the system's, /usr/bin or on PATH). */
   FFMPEG_PATH: Type.Optional(Type.String({ minLength: 1 })),
   FFPROBE_PATH: Type.Optional(Type.String({ minLength: 1 })),
   /** Country given to stub families, which no operator has described yet. */
@@ -146,6 +154,8 @@ export interface MediaConfig extends MediaStoreConfig {
   maxImageBytes: number;
   quotaBytes: number;
   transcodeConcurrency: number;
+  /** See TranscodeLimits (modules/media/transcode-worker.ts). */
+  transcodeLimits: { maxTrackSeconds: number; timeLimitMinSeconds: number; timeLimitPercent: number };
   uploadUrlTtlSeconds: number;
   ffmpegPath: string | undefined;
   ffprobePath: string | undefined;
@@ -248,6 +258,11 @@ function fromEnv(env: Env): Config {
       maxImageBytes: env.MEDIA_MAX_IMAGE_BYTES,
       quotaBytes: env.MEDIA_QUOTA_BYTES,
       transcodeConcurrency: env.MEDIA_TRANSCODE_CONCURRENCY,
+      transcodeLimits: {
+        maxTrackSeconds: env.MEDIA_MAX_TRACK_SECONDS,
+        timeLimitMinSeconds: env.MEDIA_TRANSCODE_TIME_MIN_SECONDS,
+        timeLimitPercent: env.MEDIA_TRANSCODE_TIME_PERCENT,
+      },
       uploadUrlTtlSeconds: env.MEDIA_UPLOAD_URL_TTL_SECONDS,
       ffmpegPath: env.FFMPEG_PATH,
       ffprobePath: env.FFPROBE_PATH,

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cardBody, errorCode, startTestApp, type Reply, type TestApp } from './helpers.js';
+import { holdFamilyImage } from './support/held-media.js';
 import {
   MANAGE,
   VIEW,
@@ -197,11 +198,12 @@ describe('media references and URLs', () => {
   it('signs yoto:# and service:# references of a wishlist alike; format=raw returns them as written', async () => {
     const user = newUser('wish');
     const token = await t.token(user, '');
-    const content = [{ item: 'abcde', icon: 'yoto:#h1', other: 'service:#h1', url: 'https://x.example/a.mp3' }];
+    const h1 = await holdFamilyImage(t, user);
+    const content = [{ item: 'abcde', icon: `yoto:#${h1}`, other: `service:#${h1}`, url: 'https://x.example/a.mp3' }];
     const raw = expectStatus(await t.call('POST', '/wishlists?format=raw', { token, body: { content } }), 201).body;
     expect(raw.content).toEqual(content);
     const signed = expectStatus(await t.call('GET', `/wishlists/${raw.wishlistId}`, { token }), 200).body.content[0];
-    const base = t.config.mediaUrlTemplate.replaceAll('{hash}', 'h1');
+    const base = t.config.mediaUrlTemplate.replaceAll('{hash}', h1);
     expect(signed.icon.startsWith(`${base}?expires=`)).toBe(true);
     // One stored media, one URL (signed in the same second, or one second apart).
     expect(new URL(signed.icon).pathname).toBe(new URL(signed.other).pathname);

@@ -54,18 +54,43 @@ describe('audio upload and transcode', () => {
     expect(errorCode(again)).toBe('forbidden');
   });
 
-  it('answers uploadUrl null for audio already stored, and the upload resolves at once (for another user too)', async () => {
+  it("answers uploadUrl null for audio the caller stored before, and the upload resolves at once", async () => {
     const owner = await t.token(newUser('first'), MANAGE);
     const fresh = await makeAudio(1, { hz: 660 });
     const first = await uploadAudio(t, owner, fresh, `?sha256=${sha256(fresh)}&filename=tone.mp3`);
     expectStatus(first.put, 200);
     const done = await pollTranscode(t, owner, first.uploadId);
 
-    const other = await t.token(newUser('second'), MANAGE);
-    const r = expectStatus(await t.call('GET', `/media/transcode/audio/uploadUrl?sha256=${sha256(fresh)}`, { token: other }), 200);
+    const r = expectStatus(await t.call('GET', `/media/transcode/audio/uploadUrl?sha256=${sha256(fresh)}`, { token: owner }), 200);
     expect(r.body.upload.uploadUrl).toBeNull();
-    const resolved = expectStatus(await pollTranscode(t, other, r.body.upload.uploadId), 200);
+    const resolved = expectStatus(await pollTranscode(t, owner, r.body.upload.uploadId), 200);
     expect(resolved.body.transcode.transcodedSha256).toBe(done.body.transcode.transcodedSha256);
+  });
+
+  it("answers a hash only others stored as an unknown one: an upload URL, and the transcode only after the caller's bytes", async () => {
+    const a = await t.token(newUser('holder-a'), MANAGE);
+    const stored = await makeAudio(1, { hz: 690 });
+    const first = await uploadAudio(t, a, stored, `?sha256=${sha256(stored)}`);
+    expectStatus(first.put, 200);
+    const done = await pollTranscode(t, a, first.uploadId);
+
+    const m = await t.token(newUser('prober-m'), MANAGE);
+    const known = expectStatus(await t.call('GET', `/media/transcode/audio/uploadUrl?sha256=${sha256(stored)}`, { token: m }), 200);
+    const unknown = expectStatus(await t.call('GET', `/media/transcode/audio/uploadUrl?sha256=${sha256('never stored')}`, { token: m }), 200);
+    // The same answer, field for field, as for a hash nobody stored: it tells nothing.
+    for (const answer of [known, unknown]) {
+      expect(Object.keys(answer.body.upload).sort()).toEqual(['uploadId', 'uploadUrl']);
+      expect(answer.body.upload.uploadUrl).toMatch(/^https:\/\/shelf\.example\/media\/upload\/[A-Za-z0-9_-]{43}\/file\?expires=\d+&signature=/);
+    }
+    // Without the bytes, no transcode: the upload waits for them.
+    const waiting = expectStatus(await t.call('GET', `/media/upload/${known.body.upload.uploadId}/transcoded`, { token: m }), 200);
+    expect(waiting.body.transcode).toEqual({ uploadId: known.body.upload.uploadId, progress: { phase: 'awaiting-upload', percent: 0 } });
+    // Other bytes under A's hash are refused; A's own bytes give the transcode A has.
+    const wrong = await t.call('PUT', local(known.body.upload.uploadUrl), { rawBody: tone });
+    expect(wrong.status).toBe(400);
+    expectStatus(await t.call('PUT', local(known.body.upload.uploadUrl), { rawBody: stored }), 200);
+    const mine = expectStatus(await pollTranscode(t, m, known.body.upload.uploadId), 200);
+    expect(mine.body.transcode.transcodedSha256).toBe(done.body.transcode.transcodedSha256);
   });
 
   it('refuses bytes whose SHA-256 is not the declared one (400), and keeps the URL for the right bytes', async () => {

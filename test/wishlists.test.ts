@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { errorCode, startTestApp, type Reply, type TestApp } from './helpers.js';
 import { URL_SAFE_ID, controlledClock, expectStatus, newUser } from './fixtures.js';
+import { holdFamilyImage } from './support/held-media.js';
 
 /** 300 KiB, the largest stored wishlist (DECISIONS.md, "Wishlists"). */
 const LIMIT = 307_200;
@@ -444,19 +445,27 @@ describe('without format=raw', () => {
   const signed = (hash: string) =>
     new RegExp(`^http://localhost:8080/media/files/${hash}\\?expires=\\d+&signature=[A-Za-z0-9_-]{43}$`);
 
-  const content = [
-    { item: 'abcde', icon: 'service:#abc123', more: { list: ['service:#def456', 'plain'] }, note: 'see service:#abc123' },
-  ];
+  /** Content naming two images `user`'s family holds, and a hash nobody holds. */
+  async function contentOf(user: string): Promise<{ a: string; b: string; content: Content }> {
+    const a = await holdFamilyImage(t, user);
+    const b = await holdFamilyImage(t, user);
+    const content = [
+      { item: 'abcde', icon: `service:#${a}`, more: { list: [`service:#${b}`, 'plain', 'service:#abc123'] }, note: `see service:#${a}` },
+    ];
+    return { a, b, content };
+  }
 
-  function expectSigned(got: Record<string, any>[]): void {
+  function expectSigned(got: Record<string, any>[], a: string, b: string): void {
     expect(got).toHaveLength(1);
     const [element] = got as [Record<string, any>];
     expect(element.item).toBe('abcde');
-    expect(element.icon).toMatch(signed('abc123'));
-    expect(element.more.list[0]).toMatch(signed('def456'));
+    expect(element.icon).toMatch(signed(a));
+    expect(element.more.list[0]).toMatch(signed(b));
     expect(element.more.list[1]).toBe('plain');
+    // Media the reader may not read (here: nobody holds it) stays a reference, as stored.
+    expect(element.more.list[2]).toBe('service:#abc123');
     // Only a string that is a media reference, whole, is one.
-    expect(element.note).toBe('see service:#abc123');
+    expect(element.note).toBe(`see service:#${a}`);
     const expires = Number(new URL(element.icon).searchParams.get('expires'));
     expect(expires * 1000).toBeGreaterThan(Date.now());
     expect(expires * 1000).toBeLessThanOrEqual(Date.now() + 3_600_000 + 5_000);
@@ -465,15 +474,16 @@ describe('without format=raw', () => {
   it('answers media references as signed, expiring access URLs, on every route; they are stored as sent', async () => {
     const user = newUser('signed');
     const token = await t.token(user, '');
+    const { a, b, content } = await contentOf(user);
     const c = expectStatus(await create(user, { content }), 201);
-    expectSigned(c.body.content);
-    expectSigned(expectStatus(await update(user, c.body.wishlistId, { content }), 200).body.content);
-    expectSigned(expectStatus(await get(user, c.body.wishlistId), 200).body.content);
-    expectSigned(expectStatus(await t.call('GET', `/wishlists/shared/${c.body.shareId}`, { token }), 200).body.content);
+    expectSigned(c.body.content, a, b);
+    expectSigned(expectStatus(await update(user, c.body.wishlistId, { content }), 200).body.content, a, b);
+    expectSigned(expectStatus(await get(user, c.body.wishlistId), 200).body.content, a, b);
+    expectSigned(expectStatus(await t.call('GET', `/wishlists/shared/${c.body.shareId}`, { token }), 200).body.content, a, b);
     const [listed] = expectStatus(await t.call('GET', '/wishlists', { token }), 200).body.wishlists;
-    expectSigned(listed.content);
+    expectSigned(listed.content, a, b);
     // The other formats are not `raw`: they sign too.
-    expectSigned(expectStatus(await t.call('GET', `/wishlists/${c.body.wishlistId}?format=signed`, { token }), 200).body.content);
+    expectSigned(expectStatus(await t.call('GET', `/wishlists/${c.body.wishlistId}?format=signed`, { token }), 200).body.content, a, b);
     const raw = expectStatus(await t.call('GET', `/wishlists/${c.body.wishlistId}?format=raw`, { token }), 200);
     expect(raw.body.content).toEqual(content);
   });
@@ -488,10 +498,12 @@ describe('without format=raw', () => {
 
   it('measures the size rule on the stored form, not on the longer signed answer', async () => {
     const user = newUser('signed-size');
-    const refs = Array.from({ length: 3500 }, (_, i) => ({ item: 'abcde', icon: `service:#h${i}` }));
+    const held = await holdFamilyImage(t, user);
+    const refs = Array.from({ length: 2500 }, () => ({ item: 'abcde', icon: `service:#${held}` }));
     const stored = storedSize(user, refs);
     expect(stored).toBeLessThan(LIMIT);
     const c = expectStatus(await create(user, { content: refs }), 201);
+    expect(c.body.content[2499].icon).toMatch(signed(held));
     expect(Buffer.byteLength(c.raw.body, 'utf8')).toBeGreaterThan(LIMIT);
   });
 });

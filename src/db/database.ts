@@ -220,7 +220,7 @@ export interface IdempotencyKeysTable {
   claimed_at: string;
 }
 
-/** Migration 005: see accounts/repository.ts. */
+/** Migration 006: see accounts/repository.ts. */
 export interface AccountsTable {
   user_id: string;
   email: string;
@@ -233,7 +233,7 @@ export interface AccountsTable {
   updated_at: string;
 }
 
-/** Migration 005: see oauth/adapter.ts. */
+/** Migration 006: see oauth/adapter.ts. */
 export interface OAuthRecordsTable {
   model: string;
   id: string;
@@ -244,7 +244,7 @@ export interface OAuthRecordsTable {
   expires_at: string | null;
 }
 
-/** Migration 005: see accounts/throttle.ts. */
+/** Migration 006: see accounts/throttle.ts. */
 export interface ThrottleCountersTable {
   key: string;
   attempts: number;
@@ -252,7 +252,7 @@ export interface ThrottleCountersTable {
   locked_until: string;
 }
 
-/** Migration 005: see accounts/invitations.ts. */
+/** Migration 006: see accounts/invitations.ts. */
 export interface InvitationsTable {
   secret_hash: string;
   family_id: string;

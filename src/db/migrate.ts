@@ -5,7 +5,8 @@ import { initial } from './migrations/001-initial.js';
 import { media } from './migrations/002-media.js';
 import { readinessProbe } from './migrations/003-readiness-probe.js';
 import { conditionalRequests } from './migrations/004-conditional-requests.js';
-import { signIn } from './migrations/005-sign-in.js';
+import { transcodeTurns } from './migrations/005-transcode-turns.js';
+import { signIn } from './migrations/006-sign-in.js';
 
 /** The migrations, in order. Names sort; each is built for the dialect it runs on. */
 function migrations(dialect: StoreDialect): Record<string, Migration> {
@@ -14,7 +15,8 @@ function migrations(dialect: StoreDialect): Record<string, Migration> {
     '002-media': media(dialect),
     '003-readiness-probe': readinessProbe(),
     '004-conditional-requests': conditionalRequests(dialect),
-    '005-sign-in': signIn(dialect),
+    '005-transcode-turns': transcodeTurns(),
+    '006-sign-in': signIn(dialect),
   };
 }
 

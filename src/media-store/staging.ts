@@ -3,7 +3,7 @@ import { createWriteStream } from 'node:fs';
 import { mkdir, readdir, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { Transform, type Readable } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
+import { finished, pipeline } from 'node:stream/promises';
 import { ObjectTooLarge } from './media-store.js';
 
 /**
@@ -23,9 +23,15 @@ export async function stageToFile(dir: string, body: Readable, maxBytes: number)
       done(null, chunk);
     },
   });
+  // `body` is piped, not part of the pipeline: a body refused midway (too large) is left
+  // undestroyed, so that the request it is can still be answered (413) instead of cut off.
+  // Its own failure (the client went away, a premature end) fails the staging.
+  body.pipe(meter);
+  finished(body).catch((err: unknown) => meter.destroy(err as Error));
   try {
-    await pipeline(body, meter, createWriteStream(tempPath, { flags: 'wx' }));
+    await pipeline(meter, createWriteStream(tempPath, { flags: 'wx' }));
   } catch (err) {
+    body.unpipe(meter);
     await rm(tempPath, { force: true });
     throw err;
   }

@@ -7,8 +7,9 @@ import { AppError } from './errors.js';
  * answer itself: computing one costs a hash of a few short strings.
  *
  * A tag is `"<state>"`, then optional parts after dots: `.<shown>` names other data the answer
- * shows (a group's answer shows the cards of its items), `.s<window>-<key>` the signing window
- * and key of an answer with signed media URLs (wishlists/media-urls.ts). `If-None-Match`
+ * shows (a group's answer shows the cards of its items), `.s<window>-<key>.<reader>` the signing
+ * window, key and reader of an answer with signed media URLs (media/media-urls.ts; which
+ * references are signed depends on who reads, media/read-rights.ts). `If-None-Match`
  * compares whole tags: any change of the answer is a new tag. `If-Match` compares `<state>`
  * alone, the resource that the write replaces: a write is refused when the resource changed,
  * not when something it only shows did (a card of a group's item), nor for a read that was signed.
@@ -20,10 +21,10 @@ export interface Tagger {
    */
   tag(parts: readonly TagPart[], shown?: readonly TagPart[]): string;
   /**
-   * The tag of the same answer with media references signed in `window` under the key `keyId`
-   * names (instances without a shared key sign differently).
+   * The tag of the same answer with media references signed for `reader` (a user id) in
+   * `window` under the key `keyId` names (instances without a shared key sign differently).
    */
-  signed(tag: string, signing: { window: number; keyId: string }): string;
+  signed(tag: string, signing: { window: number; keyId: string; reader: string }): string;
 }
 
 type TagPart = string | number | boolean;
@@ -53,8 +54,8 @@ export function createTagger(deployment: readonly string[]): Tagger {
       const state = hash(parts, STATE_LENGTH);
       return shown === undefined ? `"${state}"` : `"${state}.${hash(shown, 16)}"`;
     },
-    signed(tag, { window, keyId }) {
-      return `${tag.slice(0, -1)}.s${window}-${keyId}"`;
+    signed(tag, { window, keyId, reader }) {
+      return `${tag.slice(0, -1)}.s${window}-${keyId}.${hash([reader], 11)}"`;
     },
   };
 }

@@ -7,6 +7,8 @@ import type { Store } from '../db/dialect.js';
 import type { Db } from '../db/unit-of-work.js';
 import type { MediaStore } from '../media-store/media-store.js';
 import { memberIdsOf } from '../modules/families/queries.js';
+import { familyOwnerId } from '../modules/media/ownership.js';
+import { readersAmong } from '../modules/media/queries.js';
 import {
   ARCHIVE_FORMAT,
   ARCHIVE_VERSION,
@@ -27,7 +29,11 @@ import {
 } from './archive-format.js';
 import { ALL_ROWS, IN_LIST_CHUNK, readTable, type RowFilter } from './table-reader.js';
 
-/** Any SHA-256 in a stored document: a media reference, a cover's mediaUrl, an icon's id (as media gc reads them). */
+/**
+ * Any SHA-256 in a stored document: a media reference, a cover's mediaUrl, an icon's id (as media
+ * gc reads them). What a row names this way is a candidate only: it goes into a family's archive
+ * when its readers may read it (see familyMedia).
+ */
 const HASH_IN_TEXT = /[0-9a-f]{64}/g;
 /** Fixed, so that the same data gives the same archive bytes (see archive-format.ts). */
 const ENTRY_TIME = new Date(0);
@@ -38,6 +44,15 @@ export interface ExportProgress {
   mediaObjects: number;
 }
 
+export interface ExportOptions {
+  progress?: (p: ExportProgress) => void;
+  /**
+   * A family archive as this member of the family may read it (`GET /user/family/export`): see
+   * familyFilters. Left out, the family as the operator moves it, every member's rows.
+   */
+  reader?: string;
+}
+
 /**
  * Streams the archive of `scope` (archive-format.ts): the gzipped bytes come out of the stream
  * returned as they are made, read in pages (keyset pagination) and written with backpressure,
@@ -45,11 +60,11 @@ export interface ExportProgress {
  * database, a media object recorded but missing from the store) destroys the stream with the
  * error: a reader never mistakes a broken archive for a whole one (it has no manifest).
  */
-export function exportArchive(store: Store, media: MediaStore, scope: ArchiveScope, progress?: (p: ExportProgress) => void): Readable {
+export function exportArchive(store: Store, media: MediaStore, scope: ArchiveScope, opts: ExportOptions = {}): Readable {
   const pack = tar.pack();
   // Errors reach the caller through `out` (destroyed with them), not through this callback.
   const out = pipeline(pack, createGzip(), () => {});
-  writeArchive(pack, store.db, media, scope, progress).catch((err: Error) => {
+  writeArchive(pack, store.db, media, scope, opts).catch((err: Error) => {
     pack.destroy(err);
     out.destroy(err);
   });
@@ -61,9 +76,9 @@ async function writeArchive(
   db: Db,
   media: MediaStore,
   scope: ArchiveScope,
-  progress?: (p: ExportProgress) => void,
+  { progress, reader }: ExportOptions,
 ): Promise<void> {
-  const filters = scope.kind === 'instance' ? undefined : await familyFilters(db, scope.familyId);
+  const filters = scope.kind === 'instance' ? undefined : await familyFilters(db, scope.familyId, reader);
   const filterOf = (table: TableSpec): RowFilter => filters?.[table.name] ?? ALL_ROWS;
   const entries: ManifestEntry[] = [];
   const counts: Record<string, number> = {};
@@ -154,64 +169,95 @@ function whileOpen(pack: tar.Pack, start: (done: (err?: Error | null) => void) =
 
 /**
  * The rows of one family's archive: the family, its memberships, devices, history, library
- * records, groups and images; its members' MYO cards, wishlists, icons, uploads and media
- * holdings; and the media objects (and their transcodes) that any of these names.
+ * records, groups and images, and its members' MYO cards; then, for the operator (no `reader`),
+ * every member's MYO cards, deleted ones included, wishlists, icons, uploads and media holdings;
+ * for a member (`reader`), what that member may read: the live MYO cards of every member (as
+ * the library shows them) and the reader's own cards, wishlists, icons, uploads and holdings,
+ * never another member's. With them the media objects (and their transcodes) that these rows
+ * name and that their readers may read (familyMedia).
  */
-async function familyFilters(db: Db, familyId: string): Promise<Record<string, RowFilter>> {
+async function familyFilters(db: Db, familyId: string, reader: string | undefined): Promise<Record<string, RowFilter>> {
   const members = memberIdsOf(db, familyId);
+  const family = familyOwnerId(familyId);
   const ofFamily: RowFilter = { where: sql`family_id = ${familyId}` };
-  const ofMembers: RowFilter = { where: sql`user_id in (${members})` };
-  const hashes = await familyMedia(db, familyId);
+  const ofOwners: RowFilter = { where: reader === undefined ? sql`user_id in (${members})` : sql`user_id = ${reader}` };
+  const cards: RowFilter = {
+    where:
+      reader === undefined
+        ? sql`user_id in (${members}) and origin = 'myo'`
+        : sql`origin = 'myo' and (user_id = ${reader} or (user_id in (${members}) and deleted = 0))`,
+  };
+  const holdings: RowFilter = {
+    where: reader === undefined ? sql`owner_id in (${members}) or owner_id = ${family}` : sql`owner_id in (${reader}, ${family})`,
+  };
+  const hashes = await familyMedia(db, family, { cards, ofFamily, ofOwners, holdings });
   return {
     media_objects: { column: 'sha256', values: hashes },
-    cards: { where: sql`user_id in (${members}) and origin = 'myo'` },
+    cards,
     families: ofFamily,
     family_memberships: ofFamily,
     family_devices: ofFamily,
     family_events: ofFamily,
     library_records: ofFamily,
     library_groups: ofFamily,
-    wishlists: ofMembers,
-    media_holdings: { where: sql`owner_id in (${members}) or owner_id = ${`family:${familyId}`}` },
-    audio_uploads: ofMembers,
+    wishlists: ofOwners,
+    media_holdings: holdings,
+    audio_uploads: ofOwners,
     transcodes: { column: 'source_sha256', values: hashes },
-    display_icons: ofMembers,
+    display_icons: ofOwners,
     family_images: ofFamily,
   };
 }
 
-/** The media objects a family's rows name (see familyFilters), those recorded in media_objects. */
-async function familyMedia(db: Db, familyId: string): Promise<string[]> {
-  const named = new Set<string>();
-  const note = (value: unknown): void => {
-    if (typeof value !== 'string') return;
-    for (const match of value.match(HASH_IN_TEXT) ?? []) named.add(match);
+/**
+ * The media objects a family archive carries: those its rows name (as media gc reads names) and
+ * that the row's reader may read: public objects (covers, icons), and objects held by whom the
+ * row speaks for, themselves or through their family (media/read-rights.ts says the same for
+ * signed URLs): a card's or wishlist's owner, an icon's or upload's user, a holding's holder,
+ * the family for its groups and images. A hash in a row that nobody it speaks for holds (another
+ * user's upload named in one's own card) stays text. Then the transcodes of the sources taken.
+ */
+async function familyMedia(
+  db: Db,
+  family: string,
+  filters: { cards: RowFilter; ofFamily: RowFilter; ofOwners: RowFilter; holdings: RowFilter },
+): Promise<string[]> {
+  /** For each hash named, whom the rows naming it speak for. */
+  const named = new Map<string, Set<string>>();
+  const note = (value: unknown, speaksFor: unknown): void => {
+    if (typeof value !== 'string' || typeof speaksFor !== 'string') return;
+    for (const hash of value.match(HASH_IN_TEXT) ?? []) named.set(hash, (named.get(hash) ?? new Set()).add(speaksFor));
   };
-  const members = memberIdsOf(db, familyId);
-  const scan = async (table: string, columns: string[], where: ReturnType<typeof sql>): Promise<void> => {
+  const scan = async (table: string, filter: RowFilter, columns: string[], speaksFor: (row: Record<string, unknown>) => unknown): Promise<void> => {
     const spec = TABLES.find((t) => t.name === table)!;
-    for await (const page of readTable(db, spec, { where })) {
-      for (const row of page) for (const column of columns) note(row[column]);
+    for await (const page of readTable(db, spec, filter)) {
+      for (const row of page) for (const column of columns) note(row[column], speaksFor(row));
     }
   };
-  await scan('cards', ['doc'], sql`user_id in (${members}) and origin = 'myo'`);
-  await scan('wishlists', ['content'], sql`user_id in (${members})`);
-  await scan('library_groups', ['image_id'], sql`family_id = ${familyId}`);
-  await scan('family_images', ['image_id'], sql`family_id = ${familyId}`);
-  await scan('display_icons', ['media_id'], sql`user_id in (${members})`);
-  await scan('audio_uploads', ['source_sha256'], sql`user_id in (${members})`);
-  await scan('media_holdings', ['sha256'], sql`owner_id in (${members}) or owner_id = ${`family:${familyId}`}`);
-  // A transcode's output goes with its source (the card names the output, a holding the source).
-  const transcodes = TABLES.find((t) => t.name === 'transcodes')!;
-  for await (const page of readTable(db, transcodes, { column: 'source_sha256', values: [...named] })) {
-    for (const row of page) note(row.transcoded_sha256);
+  await scan('cards', filters.cards, ['doc'], (row) => row.user_id);
+  await scan('wishlists', filters.ofOwners, ['content'], (row) => row.user_id);
+  await scan('library_groups', filters.ofFamily, ['image_id'], () => family);
+  await scan('family_images', filters.ofFamily, ['image_id'], () => family);
+  await scan('display_icons', filters.ofOwners, ['media_id'], (row) => row.user_id);
+  await scan('audio_uploads', filters.ofOwners, ['source_sha256'], (row) => row.user_id);
+  await scan('media_holdings', filters.holdings, ['sha256'], (row) => row.owner_id);
+
+  const taken = new Set<string>();
+  const speakers = [...new Set([...named.values()].flatMap((s) => [...s]))];
+  for (const [hash, readers] of await readersAmong(db, named.keys(), speakers)) {
+    if (readers.public || [...readers.holders].some((holder) => named.get(hash)?.has(holder))) taken.add(hash);
   }
-  // Only what is recorded: references to media not stored here are text in a document.
-  const recorded: string[] = [];
-  const all = [...named].sort();
+  // A transcode's output goes with its source (a card names the output, a holding the source).
+  const outputs = new Set<string>();
+  const transcodes = TABLES.find((t) => t.name === 'transcodes')!;
+  for await (const page of readTable(db, transcodes, { column: 'source_sha256', values: [...taken] })) {
+    for (const row of page) if (typeof row.transcoded_sha256 === 'string' && !taken.has(row.transcoded_sha256)) outputs.add(row.transcoded_sha256);
+  }
+  // Only what is recorded (an output not yet stored is a job's text).
+  const all = [...outputs].sort();
   for (let i = 0; i < all.length; i += IN_LIST_CHUNK) {
     const rows = await db.selectFrom('media_objects').select('sha256').where('sha256', 'in', all.slice(i, i + IN_LIST_CHUNK)).execute();
-    recorded.push(...rows.map((r) => r.sha256));
+    for (const row of rows) taken.add(row.sha256);
   }
-  return recorded;
+  return [...taken];
 }

@@ -33,7 +33,7 @@ export async function transferRoutes(app: App, opts: { transfer: TransferService
       tags: ['family'],
       summary: "The caller's family, to take along: one archive",
       description:
-        "The family, its members' MYO cards, library records, groups, images, wishlists and history, and the media they name, as files in the archive. A user without a family gets their stub family's.",
+        "What the caller may read of their family: the family, its members, players and history, library records, groups and images, the members' live MYO cards, and the caller's own cards, wishlists, icons, uploads and media holdings (never another member's), with the media these rows name that the caller may read, as files in the archive. A user without a family gets their stub family's.",
       response: { ...ARCHIVE, ...authErrors },
     },
     handler: async (req, reply) => {
@@ -47,7 +47,8 @@ export async function transferRoutes(app: App, opts: { transfer: TransferService
     schema: {
       tags: ['admin'],
       summary: 'The whole instance, or one family, as one archive',
-      description: 'Without `familyId`, everything: what `cardshelf export` writes. With it, what that family would download itself.',
+      description:
+        "Without `familyId`, everything: what `cardshelf export` writes. With it, the family with every member's rows (their cards, deleted ones included, wishlists, icons, uploads and holdings) and the media these rows name that the family's members may read.",
       querystring: Type.Object({ familyId: Type.Optional(Type.String({ pattern: '^[A-Za-z0-9_-]{1,64}$' })) }),
       response: { ...ARCHIVE, 404: ErrorRef, ...authErrors },
     },

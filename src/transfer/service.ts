@@ -10,9 +10,12 @@ import { importArchive, type ImportOptions, type ImportReport } from './importer
 export interface TransferService {
   /** The whole instance. */
   instanceArchive(progress?: (p: ExportProgress) => void): Readable;
-  /** One family, or undefined when there is no such family. */
+  /** One family, every member's rows (the operator's), or undefined when there is no such family. */
   familyArchive(familyId: string, progress?: (p: ExportProgress) => void): Promise<Readable | undefined>;
-  /** The caller's family (a stub made on first need, as `GET /user/family` does). */
+  /**
+   * The caller's family as the caller may read it (exporter.ts, familyFilters), a stub made on
+   * first need, as `GET /user/family` does.
+   */
   callerFamilyArchive(userId: string): Promise<{ familyId: string; archive: Readable }>;
   /** See importArchive: `open` gives a fresh stream of the archive for each of its two passes. */
   importArchive(open: () => Readable, opts: ImportOptions): Promise<ImportReport>;
@@ -20,15 +23,15 @@ export interface TransferService {
 
 export function createTransferService(store: Store, media: MediaStore, families?: Pick<FamilyService, 'ensureFamilyId'>): TransferService {
   return {
-    instanceArchive: (progress) => exportArchive(store, media, { kind: 'instance' }, progress),
+    instanceArchive: (progress) => exportArchive(store, media, { kind: 'instance' }, { progress }),
     async familyArchive(familyId, progress) {
       if (!(await familyExists(store.db, familyId))) return undefined;
-      return exportArchive(store, media, { kind: 'family', familyId }, progress);
+      return exportArchive(store, media, { kind: 'family', familyId }, { progress });
     },
     async callerFamilyArchive(userId) {
       if (!families) throw new Error('the transfer service was made without the family service');
       const familyId = await families.ensureFamilyId(userId);
-      return { familyId, archive: exportArchive(store, media, { kind: 'family', familyId }) };
+      return { familyId, archive: exportArchive(store, media, { kind: 'family', familyId }, { reader: userId }) };
     },
     importArchive: (open, opts) => importArchive(store, media, open, opts),
   };

@@ -4,7 +4,7 @@ import { AppError } from '../../src/shared/errors.js';
 
 const tagger = createTagger(['0.1.0', 'https://shelf.example']);
 const current = tagger.tag(['group', 'g1', 3], [7, 0]);
-const signed = tagger.signed(current, { window: 5_900_000, keyId: 'k-_1' });
+const signed = tagger.signed(current, { window: 5_900_000, keyId: 'k-_1', reader: 'auth0|a' });
 
 const refusal = (fn: () => void): string | undefined => {
   try {
@@ -28,10 +28,13 @@ describe('createTagger', () => {
     expect(tagger.tag(['ab', 'c'])).not.toBe(tagger.tag(['a', 'bc']));
   });
 
-  it('names the signing window and key in a signed answer\'s tag', () => {
-    expect(signed).toBe(`${current.slice(0, -1)}.s5900000-k-_1"`);
-    expect(tagger.signed(current, { window: 5_900_001, keyId: 'k-_1' })).not.toBe(signed);
-    expect(tagger.signed(current, { window: 5_900_000, keyId: 'other' })).not.toBe(signed);
+  it('names the signing window, key and reader in a signed answer\'s tag', () => {
+    expect(signed).toMatch(new RegExp(`^${current.slice(0, -1)}\\.s5900000-k-_1\\.[A-Za-z0-9_-]{11}"$`));
+    expect(tagger.signed(current, { window: 5_900_000, keyId: 'k-_1', reader: 'auth0|a' })).toBe(signed);
+    expect(tagger.signed(current, { window: 5_900_001, keyId: 'k-_1', reader: 'auth0|a' })).not.toBe(signed);
+    expect(tagger.signed(current, { window: 5_900_000, keyId: 'other', reader: 'auth0|a' })).not.toBe(signed);
+    // What is signed depends on who reads: another reader's answer has another tag.
+    expect(tagger.signed(current, { window: 5_900_000, keyId: 'k-_1', reader: 'auth0|b' })).not.toBe(signed);
   });
 });
 

@@ -1,6 +1,6 @@
 import { createHmac } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { MEDIA_URL_TTL_SECONDS, createMediaUrlSigner } from '../../src/modules/wishlists/media-urls.js';
+import { MEDIA_URL_TTL_SECONDS, createMediaUrlSigner } from '../../src/modules/media/media-urls.js';
 import type { RawJson } from '../../src/shared/raw-json.js';
 
 const SECRET = 'a-secret-shared-with-the-media-host';
@@ -31,7 +31,7 @@ describe('createMediaUrlSigner', () => {
       content: [{ item: 'service:#x1', icons: ['service:#x2', 'service:#', 'a service:#x3'], n: 1 }],
       key: 'service:#x4',
     }) as RawJson;
-    const out = JSON.parse(signer.signAll(json, NOW));
+    const out = JSON.parse(signer.signAll(json, new Set(['x1', 'x2', 'x3', 'x4']), NOW));
     expect(out.content[0].item).toMatch(/^https:\/\/media\.example\/x1\.aac\?expires=/);
     expect(out.content[0].icons[0]).toMatch(/^https:\/\/media\.example\/x2\.aac\?expires=/);
     expect(out.content[0].icons.slice(1)).toEqual(['service:#', 'a service:#x3']);
@@ -42,7 +42,7 @@ describe('createMediaUrlSigner', () => {
   it('signs yoto:#<hash> exactly like service:#<hash>: both name the same media', () => {
     expect(signer.sign('yoto:#abc123', NOW)).toBe(signer.sign('service:#abc123', NOW));
     const json = JSON.stringify({ content: [{ item: 'yoto:#y1', icon: 'service:#y1', other: 'yoto:#', x: 'yoto:y1' }] }) as RawJson;
-    const out = JSON.parse(signer.signAll(json, NOW));
+    const out = JSON.parse(signer.signAll(json, new Set(['y1']), NOW));
     expect(out.content[0].item).toMatch(/^https:\/\/media\.example\/y1\.aac\?expires=/);
     expect(out.content[0].item).toBe(out.content[0].icon);
     expect(out.content[0].other).toBe('yoto:#');
@@ -57,7 +57,18 @@ describe('createMediaUrlSigner', () => {
 
   it('returns JSON without media references untouched', () => {
     const json = '{"content":[{"item":"abcde","note":"é \\"q\\""}]}' as RawJson;
-    expect(signer.signAll(json, NOW)).toBe(json);
+    expect(signer.signAll(json, new Set(['abcde']), NOW)).toBe(json);
+  });
+
+  it('signs only the references to readable hashes, and leaves the others as stored', () => {
+    const json = JSON.stringify({ mine: 'service:#m1', theirs: 'service:#t1', also: ['yoto:#m1', 'yoto:#t1'] }) as RawJson;
+    const out = JSON.parse(signer.signAll(json, new Set(['m1']), NOW));
+    expect(out.mine).toMatch(/^https:\/\/media\.example\/m1\.aac\?expires=/);
+    expect(out.also[0]).toBe(out.mine);
+    expect(out.theirs).toBe('service:#t1');
+    expect(out.also[1]).toBe('yoto:#t1');
+    // Nothing readable: the answer as it is.
+    expect(signer.signAll(json, new Set(), NOW)).toBe(json);
   });
 
   it('signs with a random secret of its own when none is configured', () => {

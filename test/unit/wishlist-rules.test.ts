@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
+import type { RawJson } from '../../src/shared/raw-json.js';
 import { AppError } from '../../src/shared/errors.js';
-import { checkWishlistLimit, checkWishlistSize, renderWishlist, wishlistBytes } from '../../src/modules/wishlists/rules.js';
+import { checkWishlistLimit, checkWishlistSize, renderWishlist, wishlistBytes, wishlistMedia } from '../../src/modules/wishlists/rules.js';
 import { MAX_WISHLIST_BYTES } from '../../src/modules/wishlists/schemas.js';
 
 const IDS = { shareId: 'S'.repeat(21), userId: 'auth0|alice', wishlistId: 'W'.repeat(21) };
@@ -66,5 +67,33 @@ describe('checkWishlistLimit', () => {
   });
   it.each([10, 11])('refuses one more to a user holding %i: 400 wishlist-limit', (held) => {
     expect(() => checkWishlistLimit(held)).toThrow(expect.objectContaining({ code: 'wishlist-limit', statusCode: 400 }));
+  });
+});
+
+describe('wishlistMedia', () => {
+  const sorted = (set: Set<string> | undefined): string[] => [...(set ?? [])].sort();
+
+  it('names each card beside the references of its elements, in one wishlist or a list of them', () => {
+    const one = renderWishlist(JSON.stringify([
+      { item: 'c0001', icon: 'service:#h1', more: { list: ['yoto:#h2'] } },
+      { item: 'c0001', icon: 'yoto:#h3' },
+      { item: 'c0002', note: 'no reference' },
+      { item: 'c0003', note: 'see service:#h4' },
+    ]), IDS);
+    for (const json of [one, `{"wishlists":[${one},${renderWishlist('[{"item":"c0004","x":"service:#h5"}]', IDS)}]}` as RawJson]) {
+      const media = wishlistMedia(json);
+      expect(sorted(media.byItem.get('c0001'))).toEqual(['h1', 'h2', 'h3']);
+      expect(media.byItem.has('c0002')).toBe(false);
+      expect(media.byItem.has('c0003')).toBe(false);
+    }
+    const list = wishlistMedia(`{"wishlists":[${one},${renderWishlist('[{"item":"c0004","x":"service:#h5"}]', IDS)}]}` as RawJson);
+    expect(sorted(list.hashes)).toEqual(['h1', 'h2', 'h3', 'h5']);
+    expect(sorted(list.byItem.get('c0004'))).toEqual(['h5']);
+  });
+
+  it('finds nothing in a wishlist without references', () => {
+    const media = wishlistMedia(renderWishlist('[{"item":"c0001"}]', IDS));
+    expect(media.hashes.size).toBe(0);
+    expect(media.byItem.size).toBe(0);
   });
 });

@@ -24,3 +24,25 @@ export function mediaRefHash(value: string): string | undefined {
 export function mayHoldMediaRef(text: string): boolean {
   return MEDIA_REF_PREFIXES.some((prefix) => text.includes(prefix));
 }
+
+/** Adds to `into` the hash of every string in `value` (parsed JSON) that is a media reference, whole, at any depth. */
+export function collectMediaRefHashes(value: unknown, into: Set<string>): void {
+  if (typeof value === 'string') {
+    const hash = mediaRefHash(value);
+    if (hash !== undefined) into.add(hash);
+  } else if (Array.isArray(value)) {
+    for (const item of value) collectMediaRefHashes(item, into);
+  } else if (value !== null && typeof value === 'object') {
+    for (const item of Object.values(value)) collectMediaRefHashes(item, into);
+  }
+}
+
+/**
+ * The hashes of every media reference in the JSON text `json` (what a signer would turn into
+ * URLs), without a parse when it holds none.
+ */
+export function mediaRefHashesIn(json: string): Set<string> {
+  const hashes = new Set<string>();
+  if (mayHoldMediaRef(json)) collectMediaRefHashes(JSON.parse(json), hashes);
+  return hashes;
+}

@@ -4,7 +4,9 @@ import { isOn } from '../../shared/query-flags.js';
 import { ErrorRef, PathId, QueryFlag, StatusOk, authErrors } from '../../shared/schemas.js';
 import { sendRaw, type App } from '../../http/route-app.js';
 import type { CardService } from './service.js';
-import type { MediaUrlSigner } from '../wishlists/media-urls.js';
+import type { MediaUrlSigner } from '../media/media-urls.js';
+import type { MediaReadRights } from '../media/read-rights.js';
+import { mediaRefHashesIn } from './media-ref.js';
 import { AdminCardInput, CardEnvelope, CardInput, CardList } from './schemas.js';
 import { CARD_ID_PATTERN } from '../../shared/ids.js';
 import { ifMatchOf, sendTagged } from '../../http/conditional.js';
@@ -13,14 +15,16 @@ import type { Tagger } from '../../shared/entity-tag.js';
 const ListQuery = Type.Object({ showdeleted: QueryFlag("Includes the caller's deleted cards.") });
 const CardParams = Type.Object({ cardId: PathId('the card id') });
 const ReadQuery = Type.Object({
-  playable: QueryFlag('Answers every media reference (tracks, icons, cover) as a signed, expiring URL.'),
+  playable: QueryFlag(
+    'Answers the media references (tracks, icons) the caller may read as signed, expiring URLs; the others as stored.',
+  ),
 });
 
 export async function cardRoutes(
   app: App,
-  opts: { cards: CardService; media: MediaUrlSigner; tagger: Tagger },
+  opts: { cards: CardService; media: MediaUrlSigner; rights: MediaReadRights; tagger: Tagger },
 ): Promise<void> {
-  const { cards, media, tagger } = opts;
+  const { cards, media, rights, tagger } = opts;
 
   // Two equivalent paths; only /content/mine asks for a scope.
   for (const [url, auth] of [
@@ -59,11 +63,14 @@ export async function cardRoutes(
         response: { 200: CardEnvelope, ...authErrors, 404: ErrorRef },
       },
       handler: async (req, reply) => {
-        const { card, tag } = await cards.read(req.principal.userId, req.params.cardId);
+        const { userId } = req.principal;
+        const { card, tag, access } = await cards.read(userId, req.params.cardId);
         if (!isOn(req.query.playable)) return sendTagged(req, reply, tag, () => card);
         // One clock reading for the tag and the URLs: both name the same signing window.
         const at = Date.now();
-        return sendTagged(req, reply, tagger.signed(tag, { window: media.window(at), keyId: media.keyId }), () => media.signAll(card, at));
+        return sendTagged(req, reply, tagger.signed(tag, { window: media.window(at), keyId: media.keyId, reader: userId }), async () =>
+          media.signAll(card, await rights.forCard(userId, access, mediaRefHashesIn(card)), at),
+        );
       },
     });
   }

@@ -1,3 +1,4 @@
+import type { CardRow } from '../../db/database.js';
 import { bumpCounters, readCounters, scopes } from '../../db/change-counters.js';
 import type { Store } from '../../db/dialect.js';
 import { inUnitOfWork, userLock, type Db } from '../../db/unit-of-work.js';
@@ -25,8 +26,11 @@ export interface CardService {
   listTag(userId: string, showDeleted: boolean): Promise<string>;
   /** `{"cards": [...]}`: the caller's MYO cards in list form. */
   listMine(userId: string, showDeleted: boolean): Promise<RawJson>;
-  /** `{"card": ...}` with chapters, if the caller may read it; otherwise not-found. */
-  read(userId: string, cardId: string): Promise<TaggedCard>;
+  /**
+   * `{"card": ...}` with chapters, if the caller may read it; otherwise not-found. `access`
+   * tells who vouches for the card's media references (media/read-rights.ts).
+   */
+  read(userId: string, cardId: string): Promise<TaggedCard & { access: Pick<CardRow, 'user_id' | 'origin'> }>;
   /**
    * Creates (no cardId) or updates (the caller's cardId) a MYO card; an update changes the
    * top-level fields sent, the others keep their values (card-document.ts, mergeUpdate). An
@@ -98,7 +102,11 @@ export function createCardService(
     async read(userId, cardId) {
       const card = await findCard(db, cardId);
       if (!card || !(await mayReadCard(store, families, userId, card))) throw notFound(`card ${cardId}`);
-      return { card: wrapRaw('card', card.doc), tag: cardTag(cardId, card.version) };
+      return {
+        card: wrapRaw('card', card.doc),
+        tag: cardTag(cardId, card.version),
+        access: { user_id: card.user_id, origin: card.origin },
+      };
     },
 
     async save(userId, input, precondition) {

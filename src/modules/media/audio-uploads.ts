@@ -41,10 +41,11 @@ export function createAudioUploads(deps: {
   secret: string | undefined;
   urlTtlSeconds: number;
   maxBytes: number;
+  quotaBytes: number;
   /** Called when a transcode was queued, so that a worker starts on it. */
   onQueued: () => void;
 }): AudioUploads {
-  const { store, mediaStore, objects, publicBaseUrl, urlTtlSeconds, maxBytes, onQueued } = deps;
+  const { store, mediaStore, objects, publicBaseUrl, urlTtlSeconds, maxBytes, quotaBytes, onQueued } = deps;
   const { db } = store;
   const key = deps.secret ?? randomBytes(32).toString('base64url');
   const mac = (uploadId: string, expires: string): Buffer =>
@@ -68,8 +69,9 @@ export function createAudioUploads(deps: {
     if (Number(expires) * 1000 <= Date.now()) throw new AppError('forbidden', 'this upload URL has expired: ask for a new one');
   }
 
-  async function queue(sourceSha256: string, loudnorm: boolean): Promise<void> {
-    await repo.queueTranscode(db, sourceSha256, loudnorm, now());
+  /** Queues a transcode; `again`: one that failed before is tried again (its source arrived anew). */
+  async function queue(sourceSha256: string, loudnorm: boolean, again = false): Promise<void> {
+    await repo.queueTranscode(db, sourceSha256, loudnorm, now(), again);
     onQueued();
   }
 
@@ -106,9 +108,11 @@ export function createAudioUploads(deps: {
         created_at: at,
         updated_at: at,
       };
-      // Audio already stored under that hash: nothing to upload, the id resolves at once.
-      if (sha256 && (await repo.heldAs(db, sha256, ['audio-source'])) && (await mediaStore.stat(sha256))) {
-        await objects.hold(userId, 'audio-source', sha256);
+      // Audio the caller uploaded before: nothing to upload, the id resolves at once. Audio only
+      // others hold gets an ordinary upload URL, as an unknown hash does: the answer must not
+      // tell whether anyone stored a file, and its transcode is the caller's only once the
+      // caller's own bytes arrived and matched the hash.
+      if (sha256 && (await repo.holds(db, userId, sha256, 'audio-source')) && (await mediaStore.stat(sha256))) {
         await repo.insertUpload(db, { ...row, state: 'received', source_sha256: sha256 });
         await queue(sha256, false);
         return { uploadId, uploadUrl: null };
@@ -127,12 +131,21 @@ export function createAudioUploads(deps: {
       }
       let done = false;
       try {
+        // The body stops at the quota while it streams, not once it is written whole. (Bytes the
+        // user holds already do not count again: that exception is checked by objects.keep.)
+        const ownsDeclared = upload.declared_sha256 !== null && (await repo.holds(db, upload.user_id, upload.declared_sha256, 'audio-source'));
+        const room = ownsDeclared ? maxBytes : await objects.room(upload.user_id);
         let staged;
         try {
-          staged = await mediaStore.stage(body, maxBytes);
+          staged = await mediaStore.stage(body, Math.min(maxBytes, room));
         } catch (err) {
           if (err instanceof ObjectTooLarge) {
-            throw new AppError('payload-too-large', `audio uploads are limited to ${maxBytes} bytes`);
+            throw new AppError(
+              'payload-too-large',
+              room < maxBytes
+                ? `this upload would exceed your media quota (${room} bytes left of ${quotaBytes})`
+                : `audio uploads are limited to ${maxBytes} bytes`,
+            );
           }
           throw badRequest('the upload ended before its body was complete');
         }
@@ -153,7 +166,7 @@ export function createAudioUploads(deps: {
         }
         await repo.moveUpload(db, uploadId, 'receiving', 'received', now(), staged.sha256);
         done = true;
-        await queue(staged.sha256, false);
+        await queue(staged.sha256, false, true);
         return { uploadId, sha256: staged.sha256, size: staged.size };
       } finally {
         // A refused or broken-off PUT leaves the URL usable for another try until it expires.
@@ -174,15 +187,8 @@ export function createAudioUploads(deps: {
         job = await repo.findTranscode(db, upload.source_sha256, loudnorm);
       }
       const status = answer(uploadId, job as TranscodeRow);
-      if ('transcodedSha256' in status) {
-        await repo.insertHolding(db, {
-          owner_id: userId,
-          sha256: status.transcodedSha256,
-          kind: 'audio',
-          size: status.transcodedInfo.fileSize,
-          created_at: now(),
-        });
-      }
+      // The transcode counts against the poller's quota: over it, 413 (the poll's error shape).
+      if ('transcodedSha256' in status) await objects.hold(userId, 'audio', status.transcodedSha256);
       return status;
     },
   };

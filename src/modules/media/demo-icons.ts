@@ -2,7 +2,7 @@ import sharp from 'sharp';
 import type { Config } from '../../config.js';
 import type { Store } from '../../db/dialect.js';
 import { openMediaStore } from '../../media-store/open-media-store.js';
-import { createMediaUrlSigner } from '../wishlists/media-urls.js';
+import { createMediaUrlSigner } from './media-urls.js';
 import { createImages } from './images.js';
 import { createMediaObjects } from './objects.js';
 

@@ -7,7 +7,7 @@ import type { DisplayIconRow } from '../../db/database.js';
 import type { MediaStore } from '../../media-store/media-store.js';
 import { now } from '../../shared/clock.js';
 import { badRequest, notFound } from '../../shared/errors.js';
-import type { MediaUrlSigner } from '../wishlists/media-urls.js';
+import type { MediaUrlSigner } from './media-urls.js';
 import type { MediaObjects } from './objects.js';
 import * as repo from './repository.js';
 

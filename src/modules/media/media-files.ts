@@ -5,7 +5,8 @@ import type { Store } from '../../db/dialect.js';
 import type { MediaStore } from '../../media-store/media-store.js';
 import { SHA256_HEX } from '../../media-store/media-store.js';
 import { AppError, notFound } from '../../shared/errors.js';
-import type { MediaUrlSigner } from '../wishlists/media-urls.js';
+import type { MediaUrlSigner } from './media-urls.js';
+import { PUBLIC_KINDS } from './ownership.js';
 import * as repo from './repository.js';
 
 /**
@@ -99,7 +100,7 @@ export function createMediaFiles(store: Store, mediaStore: MediaStore, signer: M
       return respond(hash, request, `private, max-age=${maxAge}, immutable`);
     },
     async public(mediaId, request) {
-      if (!SHA256_HEX.test(mediaId) || !(await repo.heldAs(store.db, mediaId, ['cover', 'icon']))) throw notFound('media');
+      if (!SHA256_HEX.test(mediaId) || !(await repo.heldAs(store.db, mediaId, PUBLIC_KINDS))) throw notFound('media');
       return respond(mediaId, request, 'public, max-age=31536000, immutable');
     },
   };

@@ -4,13 +4,13 @@ import type { Config } from '../../config.js';
 import type { Store } from '../../db/dialect.js';
 import type { MediaStore } from '../../media-store/media-store.js';
 import { openMediaStore } from '../../media-store/open-media-store.js';
-import type { MediaUrlSigner } from '../wishlists/media-urls.js';
+import type { MediaUrlSigner } from './media-urls.js';
 import { createAudioUploads, type AudioUploads } from './audio-uploads.js';
 import { createMediaFiles, type MediaFiles } from './media-files.js';
 import { createImages, type Images } from './images.js';
 import { createMediaObjects } from './objects.js';
 import { startTranscodeWorker } from './transcode-worker.js';
-import { createTranscoder } from './transcoder.js';
+import { binaryVersion, createTranscoder, findBinaries, requireBinaries } from './transcoder.js';
 
 export interface Media {
   uploads: AudioUploads;
@@ -32,12 +32,15 @@ export function createMedia(
 ): Media {
   const mediaStore = openMediaStore(config.media);
   const objects = createMediaObjects(store, mediaStore, config.media.quotaBytes);
+  const binaries = findBinaries({ ffmpeg: config.media.ffmpegPath, ffprobe: config.media.ffprobePath });
+  void logBinaries(binaries, log);
   const worker = startTranscodeWorker({
     store,
     mediaStore,
     objects,
-    transcoder: createTranscoder({ ffmpeg: config.media.ffmpegPath, ffprobe: config.media.ffprobePath }),
+    transcoder: createTranscoder(binaries),
     concurrency: config.media.transcodeConcurrency,
+    limits: config.media.transcodeLimits,
     workDir: path.join(config.media.dir, 'work'),
     log: log.child({ component: 'transcode' }),
   });
@@ -49,6 +52,7 @@ export function createMedia(
     secret: config.mediaUrlSecret,
     urlTtlSeconds: config.media.uploadUrlTtlSeconds,
     maxBytes: config.media.maxAudioBytes,
+    quotaBytes: config.media.quotaBytes,
     onQueued: () => worker.kick(),
   });
   return {
@@ -59,4 +63,17 @@ export function createMedia(
     mediaStore,
     close: () => worker.close(),
   };
+}
+
+/**
+ * Says at start which ffmpeg transcodes, and loudly when there is none (or it does not run):
+ * the server still serves everything else, and each transcode fails with that reason.
+ */
+async function logBinaries(found: ReturnType<typeof findBinaries>, log: Log): Promise<void> {
+  try {
+    const { ffmpeg, ffprobe } = requireBinaries(found);
+    log.info({ ffmpeg, ffprobe, version: await binaryVersion(ffmpeg) }, 'transcoding with this ffmpeg');
+  } catch (err) {
+    log.error({ err }, 'TRANSCODING IS OFF: every audio upload will fail its transcode');
+  }
 }

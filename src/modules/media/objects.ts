@@ -20,6 +20,13 @@ export interface MediaObjects {
   keep(ownerId: string, kind: Kind, staged: StagedObject, contentType: string): Promise<void>;
   /** Records `ownerId` as holding an object already stored (a deduplicated upload), within the quota. */
   hold(ownerId: string, kind: Kind, sha256: string): Promise<void>;
+  /**
+   * Whether any of `ownerIds` could hold an object of `size` bytes as `kind` within the quota
+   * (or holds it already): a transcode is stored only then.
+   */
+  someoneHasRoom(ownerIds: string[], kind: Kind, sha256: string, size: number): Promise<boolean>;
+  /** The bytes `ownerId` may still add within the quota now (an upload stops at it while streaming). */
+  room(ownerId: string): Promise<number>;
   /** Records an object produced by the server itself (a transcode), held by nobody yet. */
   record(staged: StagedObject, contentType: string): Promise<void>;
 }
@@ -68,6 +75,18 @@ export function createMediaObjects(store: Store, mediaStore: MediaStore, quotaBy
       const object = await repo.findObject(db, sha256);
       if (!object) throw new Error(`object ${sha256} is not stored`);
       await withinQuota(ownerId, kind, sha256, object.size, async () => {});
+    },
+
+    async someoneHasRoom(ownerIds, kind, sha256, size) {
+      for (const ownerId of ownerIds) {
+        if (await repo.holds(db, ownerId, sha256, kind)) return true;
+        if ((await repo.bytesHeld(db, ownerId)) + size <= quotaBytes) return true;
+      }
+      return false;
+    },
+
+    async room(ownerId) {
+      return Math.max(0, quotaBytes - (await repo.bytesHeld(db, ownerId)));
     },
 
     async record(staged, contentType) {

@@ -51,7 +51,7 @@ export async function holds(db: Db, ownerId: string, sha256: string, kind: Media
 }
 
 /** True when anyone holds the object as this kind. */
-export async function heldAs(db: Db, sha256: string, kinds: MediaHoldingsTable['kind'][]): Promise<boolean> {
+export async function heldAs(db: Db, sha256: string, kinds: readonly MediaHoldingsTable['kind'][]): Promise<boolean> {
   const row = await db
     .selectFrom('media_holdings')
     .select('sha256')
@@ -81,6 +81,18 @@ export async function insertUpload(db: Db, row: AudioUploadRow): Promise<void> {
 
 export async function findUpload(db: Db, uploadId: string): Promise<AudioUploadRow | undefined> {
   return db.selectFrom('audio_uploads').selectAll().where('upload_id', '=', uploadId).executeTakeFirst();
+}
+
+/** The users who uploaded `sourceSha256` (whose bytes arrived): those a transcode of it is for. */
+export async function uploaders(db: Db, sourceSha256: string): Promise<string[]> {
+  const rows = await db
+    .selectFrom('audio_uploads')
+    .select('user_id')
+    .distinct()
+    .where('source_sha256', '=', sourceSha256)
+    .where('state', '=', 'received')
+    .execute();
+  return rows.map((r) => r.user_id);
 }
 
 /** Moves an upload from one state to another; false when it was not in `from` (a race lost). */
@@ -123,8 +135,12 @@ export async function findTranscodeByOutput(db: Db, transcodedSha256: string): P
     .executeTakeFirst();
 }
 
-/** Queues a transcode unless one of that source and setting exists. */
-export async function queueTranscode(db: Db, sourceSha256: string, loudnorm: boolean, at: string): Promise<void> {
+/**
+ * Queues a transcode unless one of that source and setting exists; with `retryFailed`, one that
+ * failed is queued again (its source was uploaded anew: the failure may have been the quota of
+ * whoever uploaded it before, and a file refused for good is refused again at once).
+ */
+export async function queueTranscode(db: Db, sourceSha256: string, loudnorm: boolean, at: string, retryFailed = false): Promise<void> {
   await db
     .insertInto('transcodes')
     .values({
@@ -140,13 +156,24 @@ export async function queueTranscode(db: Db, sourceSha256: string, loudnorm: boo
       created_at: at,
       updated_at: at,
     })
-    .onConflict((oc) => oc.columns(['source_sha256', 'loudnorm']).doNothing())
+    .onConflict((oc) =>
+      retryFailed
+        ? oc
+            .columns(['source_sha256', 'loudnorm'])
+            .doUpdateSet({ status: 'queued', attempts: 0, progress: 0, error: null, lease_until: null, updated_at: at })
+            .where('transcodes.status', '=', 'failed')
+        : oc.columns(['source_sha256', 'loudnorm']).doNothing(),
+    )
     .execute();
 }
 
 /**
- * Claims the oldest job that is queued, or running under a lease that lapsed (its worker died),
- * in one statement. On PostgreSQL the candidate row is locked with SKIP LOCKED, so instances
+ * Claims a job that is queued, or running under a lease that lapsed (its worker died), in one
+ * statement. Users take turns, across every instance sharing the database: the job claimed is
+ * that of the user (among those who uploaded its source) with the fewest jobs running now, then
+ * the one served longest ago (their latest job claimed or finished), then the oldest. So one
+ * user's queue of long files cannot hold anyone else's: the next free worker takes another
+ * user's job. On PostgreSQL the candidate row is locked with SKIP LOCKED, so instances
  * claiming at once take different jobs; on SQLite the statement holds the database's write lock.
  * `attempts` is raised: it is the claim's token, which later writes by this worker must match.
  */
@@ -157,13 +184,24 @@ export async function claimTranscode(
   leaseUntil: string,
 ): Promise<TranscodeRow | undefined> {
   const lock = dialect.skipLocked ? sql` for update skip locked` : sql``;
+  // A running job j is user u's when u uploaded its source.
+  const usersJob = sql`exists (select 1 from audio_uploads mine
+                                where mine.source_sha256 = j.source_sha256 and mine.user_id = u.user_id and mine.state = 'received')`;
   const result = await sql<TranscodeRow>`
     update transcodes
        set status = 'running', attempts = attempts + 1, lease_until = ${leaseUntil}, updated_at = ${now}
      where (source_sha256, loudnorm) = (
-       select source_sha256, loudnorm from transcodes
-        where status = 'queued' or (status = 'running' and lease_until < ${now})
-        order by created_at, source_sha256
+       select c.source_sha256, c.loudnorm from transcodes c
+        where c.status = 'queued' or (c.status = 'running' and c.lease_until < ${now})
+        order by
+          coalesce((select min((select count(*) from transcodes j
+                                 where j.status = 'running' and j.lease_until >= ${now} and ${usersJob}))
+                      from audio_uploads u where u.source_sha256 = c.source_sha256 and u.state = 'received'), 0),
+          coalesce((select min((select max(j.updated_at) from audio_uploads mine
+                                  join transcodes j on j.source_sha256 = mine.source_sha256
+                                 where mine.user_id = u.user_id and mine.state = 'received' and j.status <> 'queued'))
+                      from audio_uploads u where u.source_sha256 = c.source_sha256 and u.state = 'received'), ''),
+          c.created_at, c.source_sha256
         limit 1${lock})
     returning *`.execute(db);
   return result.rows[0];

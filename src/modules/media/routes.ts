@@ -75,7 +75,7 @@ export async function mediaRoutes(
       tags,
       summary: 'Get a URL to upload an audio file to',
       description:
-        'Answers an upload id and a signed, single-use URL to `PUT` the bytes to. With `sha256` of audio already stored, `uploadUrl` is null and the upload id resolves at once.',
+        'Answers an upload id and a signed, single-use URL to `PUT` the bytes to. With the `sha256` of audio the caller uploaded before, `uploadUrl` is null and the upload id resolves at once; any other hash (one only other users stored included) gets an ordinary upload URL.',
       querystring: UploadUrlQuery,
       response: { 200: UploadUrlAnswer, ...authErrors, 413: ErrorRef },
     },
@@ -103,10 +103,10 @@ export async function mediaRoutes(
       tags,
       summary: 'Poll the transcode of an upload',
       description:
-        'Until done: `progress`. Done: `transcodedSha256` (use it as `yoto:#<hash>` or `service:#<hash>` in a track) and `transcodedInfo`. A transcode that failed answers 400 with the reason.',
+        'Until done: `progress`. Done: `transcodedSha256` (use it as `yoto:#<hash>` or `service:#<hash>` in a track) and `transcodedInfo`. A transcode that failed (unreadable, not an audio container, too long, over its time limit, over the quota of everyone who uploaded it) answers 400 with the reason; a transcode done that would put the caller over their quota, 413.',
       params: UploadParams,
       querystring: TranscodedQuery,
-      response: { 200: TranscodedAnswer, ...authErrors, 404: ErrorRef },
+      response: { 200: TranscodedAnswer, ...authErrors, 404: ErrorRef, 413: ErrorRef },
     },
     handler: async (req) => ({
       transcode: await uploads.status(req.principal.userId, req.params.uploadId, isOn(req.query.loudnorm)),

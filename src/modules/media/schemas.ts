@@ -16,7 +16,7 @@ export const UploadUrlAnswer = Type.Object({
   upload: Type.Object({
     uploadId: Type.String(),
     uploadUrl: Type.Union([Type.String(), Type.Null()], {
-      description: 'Where to PUT the bytes; null when audio with the declared SHA-256 is already stored.',
+      description: 'Where to PUT the bytes; null when the caller uploaded audio with the declared SHA-256 before.',
     }),
   }),
 });

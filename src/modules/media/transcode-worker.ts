@@ -11,7 +11,7 @@ import { now } from '../../shared/clock.js';
 import { RepeatFilter } from '../../shared/repeat-filter.js';
 import type { MediaObjects } from './objects.js';
 import * as repo from './repository.js';
-import { OUTPUT_CONTENT_TYPE, UnreadableAudio, type TranscodedInfo, type Transcoder } from './transcoder.js';
+import { OUTPUT_CONTENT_TYPE, TranscodeRefused, type AudioProbe, type TranscodedInfo, type Transcoder } from './transcoder.js';
 
 /** A job whose worker stops renewing its lease (crash, kill) is taken over after this. */
 const LEASE_MS = 60_000;
@@ -28,11 +28,37 @@ export interface TranscodeWorker {
   close(): Promise<void>;
 }
 
+/** How long one job may take: a floor, plus a share of the audio's duration. */
+export interface TranscodeLimits {
+  /** Longest audio accepted, in seconds, checked from the probe before anything is decoded. */
+  maxTrackSeconds: number;
+  /** Every job may take this long, in seconds, whatever its duration. */
+  timeLimitMinSeconds: number;
+  /** ... plus this many percent of its duration (20: a minute of audio may take 12 s more). */
+  timeLimitPercent: number;
+}
+
+/** The wall-clock limit of a job transcoding `probe`, in milliseconds. */
+export function timeLimitMs(limits: TranscodeLimits, probe: Pick<AudioProbe, 'duration'>): number {
+  const seconds = Math.min(probe.duration, limits.maxTrackSeconds);
+  return Math.round((limits.timeLimitMinSeconds + (seconds * limits.timeLimitPercent) / 100) * 1000);
+}
+
+/** Refuses audio longer than the cap, before it is decoded. */
+export function checkDuration(limits: TranscodeLimits, probe: Pick<AudioProbe, 'duration'>): void {
+  if (probe.duration > limits.maxTrackSeconds) {
+    throw new TranscodeRefused(
+      `the audio lasts ${Math.round(probe.duration)} seconds; tracks may last at most ${limits.maxTrackSeconds} seconds`,
+    );
+  }
+}
+
 /**
  * Runs persisted transcode jobs, at most `concurrency` at once in this process. Jobs are claimed
  * from the database (see repository.claimTranscode), so any number of instances share the queue
  * and each job runs once; a job left running by a process that died is taken over when its
- * lease lapses.
+ * lease lapses. Users take turns (the claim picks the job of the user least served), and no job
+ * outlives its time limit, so no upload can hold the queue.
  */
 export function startTranscodeWorker(deps: {
   store: Store;
@@ -40,10 +66,11 @@ export function startTranscodeWorker(deps: {
   objects: MediaObjects;
   transcoder: Transcoder;
   concurrency: number;
+  limits: TranscodeLimits;
   workDir: string;
   log: Log;
 }): TranscodeWorker {
-  const { store, mediaStore, objects, transcoder, concurrency, workDir, log } = deps;
+  const { store, mediaStore, objects, transcoder, concurrency, limits, workDir, log } = deps;
   const running = new Set<Promise<void>>();
   const abort = new AbortController();
   let closed = false;
@@ -120,29 +147,57 @@ export function startTranscodeWorker(deps: {
         .catch((err: unknown) => log.warn({ err, ...label }, 'transcode: renewing the lease failed'));
     }, RENEW_MS);
     renew.unref();
+    let timedOut: number | undefined;
+    let timer: NodeJS.Timeout | undefined;
     try {
       await mkdir(workDir, { recursive: true });
       const input = await mediaStore.localPath(job.source_sha256);
       const probe = await transcoder.probe(input);
-      await transcoder.transcode(input, output, {
-        loudnorm: job.loudnorm === 1,
-        probe,
-        signal: abort.signal,
-        onProgress: (fraction) => {
-          progress = Math.floor(fraction * 100);
-        },
-      });
+      checkDuration(limits, probe);
+      // The job's own stop: at its time limit ffmpeg is killed and the job fails for good.
+      const stop = new AbortController();
+      const onShutdown = () => stop.abort();
+      abort.signal.addEventListener('abort', onShutdown, { once: true });
+      const limit = timeLimitMs(limits, probe);
+      timer = setTimeout(() => {
+        timedOut = limit;
+        stop.abort();
+      }, limit);
+      try {
+        await transcoder.transcode(input, output, {
+          loudnorm: job.loudnorm === 1,
+          probe,
+          maxSeconds: limits.maxTrackSeconds,
+          signal: stop.signal,
+          onProgress: (fraction) => {
+            progress = Math.floor(fraction * 100);
+          },
+        });
+      } finally {
+        clearTimeout(timer);
+        abort.signal.removeEventListener('abort', onShutdown);
+      }
       const staged = await mediaStore.stage(createReadStream(output), Number.MAX_SAFE_INTEGER);
-      const result = await transcoder.probe(staged.path);
-      const info: TranscodedInfo = {
-        duration: Math.round(result.duration * 1000) / 1000,
-        fileSize: staged.size,
-        channels: result.channels,
-        format: 'aac',
-        sampleRate: result.sampleRate,
-        bitrate: 128,
-        metadata: probe.tags,
-      };
+      let info: TranscodedInfo;
+      try {
+        // Stored only if someone who uploaded the source may hold it within their quota.
+        if (!(await objects.someoneHasRoom(await repo.uploaders(store.db, job.source_sha256), 'audio', staged.sha256, staged.size))) {
+          throw new TranscodeRefused(`the transcode (${staged.size} bytes) would exceed your media quota`);
+        }
+        const result = await transcoder.probe(staged.path);
+        info = {
+          duration: Math.round(result.duration * 1000) / 1000,
+          fileSize: staged.size,
+          channels: result.channels,
+          format: 'aac',
+          sampleRate: result.sampleRate,
+          bitrate: 128,
+          metadata: probe.tags,
+        };
+      } catch (err) {
+        await staged.discard();
+        throw err;
+      }
       await objects.record(staged, OUTPUT_CONTENT_TYPE);
       await repo.updateClaimedTranscode(store.db, job, {
         status: 'done',
@@ -153,15 +208,19 @@ export function startTranscodeWorker(deps: {
         updated_at: now(),
       });
       log.info({ ...label, transcoded: staged.sha256 }, 'transcode done');
-    } catch (err) {
+    } catch (caught) {
       if (closed) {
         // Stopped on purpose (shutdown): back in the queue for the next instance or start.
         await release(job);
         return;
       }
-      const final = err instanceof UnreadableAudio || job.attempts >= MAX_ATTEMPTS;
+      const err =
+        timedOut !== undefined
+          ? new TranscodeRefused(`transcoding took longer than its limit of ${Math.ceil(timedOut / 1000)} seconds and was stopped`)
+          : caught;
+      const final = err instanceof TranscodeRefused || job.attempts >= MAX_ATTEMPTS;
       const message =
-        err instanceof UnreadableAudio
+        err instanceof TranscodeRefused
           ? err.message
           : `transcoding failed ${job.attempts} times; the last error: ${(err as Error).message}`;
       log.warn({ err, ...label, final }, 'transcode failed');
@@ -174,6 +233,7 @@ export function startTranscodeWorker(deps: {
         })
         .catch((e: unknown) => log.error({ err: e, ...label }, 'transcode: recording the failure failed'));
     } finally {
+      clearTimeout(timer);
       clearInterval(renew);
       await rm(output, { force: true });
     }

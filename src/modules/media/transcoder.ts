@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
-import { createRequire } from 'node:module';
+import { accessSync, constants } from 'node:fs';
+import path from 'node:path';
 
 /**
  * ffmpeg and ffprobe, run as child processes. Audio is transcoded to what the players play, as
@@ -14,6 +15,8 @@ const BITRATE = '128k';
 const LOUDNORM = 'loudnorm=I=-16:TP=-1.5:LRA=11';
 
 export interface AudioProbe {
+  /** The demuxer ffprobe chose (the first of its names), one of ACCEPTED_FORMATS. */
+  format: string;
   duration: number;
   channels: number;
   sampleRate: number;
@@ -32,53 +35,128 @@ export interface TranscodedInfo {
   metadata: Record<string, string>;
 }
 
-/** The input cannot be transcoded (not audio, damaged): a final failure, not worth a retry. */
-export class UnreadableAudio extends Error {
+/**
+ * The transcode is refused for good (not audio, damaged, not an accepted container, too long,
+ * over its time limit, over the quota): a final failure with a message for the user, never
+ * retried.
+ */
+export class TranscodeRefused extends Error {
   constructor(message: string) {
     super(message);
-    this.name = 'UnreadableAudio';
+    this.name = 'TranscodeRefused';
   }
+}
+
+/**
+ * The audio containers ffprobe and ffmpeg may open (ffmpeg's demuxer names). Everything else is
+ * refused before a byte is decoded: above all the demuxers that open other files or URLs named
+ * inside the upload (hls, concat, dash, playlists, image sequences), whatever the upload
+ * claims to be. The video containers are those an upload may be (audio-uploads.ts).
+ */
+export const ACCEPTED_FORMATS: readonly string[] = [
+  'mp3', 'flac', 'wav', 'w64', 'aiff', 'caf', 'ogg', 'aac', 'ac3', 'eac3', 'amr', 'ape', 'wv', 'tta', 'au',
+  'asf', 'mpc', 'mpc8', 'mov', 'mp4', 'm4a', '3gp', '3g2', 'matroska', 'webm',
+];
+
+/** The demuxer to force for a probed `format_name` ("mov,mp4,m4a,3gp,3g2,mj2"): its first name, if accepted. */
+export function acceptedFormat(formatName: string | undefined): string | undefined {
+  const names = (formatName ?? '').split(',').map((n) => n.trim());
+  return names.some((n) => ACCEPTED_FORMATS.includes(n)) ? names[0] : undefined;
+}
+
+/** What every ffprobe and ffmpeg run is given before its input: local files only, accepted containers only. */
+function inputGuards(): string[] {
+  return ['-protocol_whitelist', 'file', '-format_whitelist', ACCEPTED_FORMATS.join(',')];
 }
 
 export interface Transcoder {
   probe(file: string): Promise<AudioProbe>;
-  /** Transcodes `input` to `output`; `onProgress` gets the fraction done (0..1) now and then. */
+  /**
+   * Transcodes `input` to `output`; `onProgress` gets the fraction done (0..1) now and then.
+   * Decoding stops after `maxSeconds` of audio, whatever the probe said.
+   */
   transcode(
     input: string,
     output: string,
-    opts: { loudnorm: boolean; probe: AudioProbe; signal?: AbortSignal; onProgress?: (fraction: number) => void },
+    opts: { loudnorm: boolean; probe: AudioProbe; maxSeconds: number; signal?: AbortSignal; onProgress?: (fraction: number) => void },
   ): Promise<void>;
 }
 
-/** The binaries npm installed with the project, unless the configuration names others. */
-export function bundledBinaries(): { ffmpeg: string; ffprobe: string } {
-  const require = createRequire(import.meta.url);
-  return {
-    ffmpeg: (require('@ffmpeg-installer/ffmpeg') as { path: string }).path,
-    ffprobe: (require('@ffprobe-installer/ffprobe') as { path: string }).path,
-  };
+/** ffmpeg and ffprobe to run: the configured ones, else the system's (on PATH). */
+export interface Binaries {
+  ffmpeg: string;
+  ffprobe: string;
 }
 
-export function createTranscoder(paths: { ffmpeg?: string; ffprobe?: string } = {}): Transcoder {
-  let bundled: { ffmpeg: string; ffprobe: string } | undefined;
-  const binary = (name: 'ffmpeg' | 'ffprobe'): string => paths[name] ?? (bundled ??= bundledBinaries())[name];
+/**
+ * The binaries: `FFMPEG_PATH`/`FFPROBE_PATH` when set, else the system's (Debian's package, in
+ * /usr/bin, or wherever PATH finds them). No copy ships with the project: an ffmpeg should get
+ * its security updates from the system's package manager.
+ */
+export function findBinaries(paths: { ffmpeg?: string; ffprobe?: string } = {}, envPath = process.env.PATH ?? ''): Partial<Binaries> {
+  const dirs = ['/usr/bin', ...envPath.split(path.delimiter).filter(Boolean)];
+  const onPath = (name: string): string | undefined =>
+    dirs.map((dir) => path.join(dir, name)).find((file) => {
+      try {
+        accessSync(file, constants.X_OK);
+        return true;
+      } catch {
+        return false;
+      }
+    });
+  return { ffmpeg: paths.ffmpeg ?? onPath('ffmpeg'), ffprobe: paths.ffprobe ?? onPath('ffprobe') };
+}
+
+/** The binaries, or an error that says how to get them. */
+export function requireBinaries(found: Partial<Binaries>): Binaries {
+  if (!found.ffmpeg || !found.ffprobe) {
+    throw new Error('ffmpeg and ffprobe were not found: install ffmpeg (apt-get install ffmpeg) or set FFMPEG_PATH and FFPROBE_PATH');
+  }
+  return { ffmpeg: found.ffmpeg, ffprobe: found.ffprobe };
+}
+
+/** `ffmpeg -version`'s first line ("ffmpeg version 5.1.6-0+deb12u1 ..."), for the start-up log. */
+export async function binaryVersion(binary: string): Promise<string> {
+  const { code, stdout } = await run(binary, ['-hide_banner', '-version']);
+  if (code !== 0) throw new Error(`${binary} -version exited with ${code}`);
+  return stdout.split('\n')[0]?.trim() ?? '';
+}
+
+export function createTranscoder(found: Partial<Binaries>): Transcoder {
+  const binary = (name: keyof Binaries): string => {
+    const file = found[name];
+    // Every job fails with this message (and the start-up log said so): not retried, the
+    // operator has to install ffmpeg.
+    if (!file) throw new TranscodeRefused(`the server cannot transcode: ${name} is not installed`);
+    return file;
+  };
 
   return {
     async probe(file) {
       const { code, stdout, stderr } = await run(binary('ffprobe'), [
-        '-v', 'error', '-print_format', 'json', '-show_format', '-show_streams', file,
+        '-v', 'error', ...inputGuards(), '-print_format', 'json', '-show_format', '-show_streams', `file:${file}`,
       ]);
-      if (code !== 0) throw new UnreadableAudio(`ffmpeg cannot read this file: ${lastLine(stderr) || `exit code ${code}`}`);
+      if (code !== 0) {
+        const reason = lastLine(stderr);
+        throw new TranscodeRefused(
+          /not on whitelist/i.test(stderr)
+            ? 'the file is not in an accepted audio container (a playlist, a script or another format)'
+            : `ffmpeg cannot read this file: ${reason || `exit code ${code}`}`,
+        );
+      }
       const parsed = JSON.parse(stdout) as {
         streams?: { codec_type?: string; codec_name?: string; channels?: number; sample_rate?: string; duration?: string; tags?: Record<string, string> }[];
-        format?: { duration?: string; tags?: Record<string, string> };
+        format?: { format_name?: string; duration?: string; tags?: Record<string, string> };
       };
+      const format = acceptedFormat(parsed.format?.format_name);
+      if (!format) throw new TranscodeRefused(`the file is not in an accepted audio container (it is ${parsed.format?.format_name ?? 'unknown'})`);
       const audio = parsed.streams?.find((s) => s.codec_type === 'audio');
-      if (!audio) throw new UnreadableAudio('the file has no audio stream');
+      if (!audio) throw new TranscodeRefused('the file has no audio stream');
       const duration = Number(parsed.format?.duration ?? audio.duration);
       const tags: Record<string, string> = {};
       for (const [k, v] of Object.entries({ ...audio.tags, ...parsed.format?.tags })) tags[k.toLowerCase()] = v;
       return {
+        format,
         duration: Number.isFinite(duration) ? duration : 0,
         channels: audio.channels ?? 2,
         sampleRate: Number(audio.sample_rate) || 44100,
@@ -87,8 +165,8 @@ export function createTranscoder(paths: { ffmpeg?: string; ffprobe?: string } = 
       };
     },
 
-    async transcode(input, output, { loudnorm, probe, signal, onProgress }) {
-      const args = transcodeArgs(input, output, { loudnorm, probe, global: ['-progress', 'pipe:1', '-nostats'] });
+    async transcode(input, output, { loudnorm, probe, maxSeconds, signal, onProgress }) {
+      const args = transcodeArgs(input, output, { loudnorm, probe, maxSeconds, global: ['-progress', 'pipe:1', '-nostats'] });
       const { code, stderr } = await run(binary('ffmpeg'), args, {
         signal,
         onStdout: (text) => {
@@ -99,7 +177,7 @@ export function createTranscoder(paths: { ffmpeg?: string; ffprobe?: string } = 
         },
       });
       if (signal?.aborted) throw new Error('transcoding stopped');
-      if (code !== 0) throw new UnreadableAudio(`ffmpeg could not transcode this file: ${lastLine(stderr) || `exit code ${code}`}`);
+      if (code !== 0) throw new TranscodeRefused(`ffmpeg could not transcode this file: ${lastLine(stderr) || `exit code ${code}`}`);
     },
   };
 }
@@ -108,12 +186,15 @@ export function createTranscoder(paths: { ffmpeg?: string; ffprobe?: string } = 
 export function transcodeArgs(
   input: string,
   output: string,
-  opts: { loudnorm: boolean; probe: AudioProbe; global?: string[] },
+  opts: { loudnorm: boolean; probe: AudioProbe; maxSeconds?: number; global?: string[] },
 ): string[] {
   const rate = PLAYER_SAMPLE_RATES.includes(opts.probe.sampleRate) ? opts.probe.sampleRate : 44100;
   return [
     '-nostdin', '-hide_banner', '-loglevel', 'error', '-y', ...(opts.global ?? []),
-    '-i', input,
+    // The container the probe found, forced: ffmpeg does not guess again (and cannot guess otherwise).
+    ...inputGuards(), '-f', opts.probe.format,
+    ...(opts.maxSeconds !== undefined ? ['-t', String(opts.maxSeconds)] : []),
+    '-i', `file:${input}`,
     '-map', '0:a:0', '-vn', '-sn', '-dn',
     '-ac', opts.probe.channels === 1 ? '1' : '2',
     ...(opts.loudnorm ? ['-af', LOUDNORM] : []),

@@ -9,7 +9,9 @@ import {
   WishlistParams,
   WISHLIST_BODY_LIMIT,
 } from './schemas.js';
-import type { MediaUrlSigner } from './media-urls.js';
+import type { MediaUrlSigner } from '../media/media-urls.js';
+import type { MediaReadRights } from '../media/read-rights.js';
+import { wishlistMedia } from './rules.js';
 import type { WishlistService } from './service.js';
 import type { RawJson } from '../../shared/raw-json.js';
 import { ifMatchOf, sendTagged } from '../../http/conditional.js';
@@ -20,18 +22,27 @@ const WishlistRef = { $ref: 'Wishlist' } as unknown as typeof Wishlist;
 
 /**
  * Wishlist routes. Any valid token will do. `format=raw` answers media references as stored;
- * without it (or with any other value) they are answered as signed, expiring URLs.
+ * without it (or with any other value) those the caller may read (media/read-rights.ts) are
+ * answered as signed, expiring URLs, the others as stored.
  */
 export async function wishlistRoutes(
   app: App,
-  opts: { wishlists: WishlistService; media: MediaUrlSigner; tagger: Tagger },
+  opts: { wishlists: WishlistService; media: MediaUrlSigner; rights: MediaReadRights; tagger: Tagger },
 ): Promise<void> {
-  const { wishlists, media, tagger } = opts;
-  const present = (json: RawJson, format: string | undefined): RawJson =>
-    format === 'raw' ? json : media.signAll(json);
+  const { wishlists, media, rights, tagger } = opts;
+  /** `json` signed for the caller `userId`: their reading rights, not the wishlist's owner's. */
+  const signFor = async (userId: string, json: RawJson, at = Date.now()): Promise<RawJson> => {
+    const { hashes, byItem } = wishlistMedia(json);
+    if (hashes.size === 0) return json;
+    return media.signAll(json, await rights.forNamedCards(userId, hashes, byItem), at);
+  };
+  const present = async (userId: string, json: RawJson, format: string | undefined): Promise<RawJson> =>
+    format === 'raw' ? json : signFor(userId, json);
   /**
    * A read: raw answers carry the data's tag; signed ones the tag of the signing window too,
-   * since their URLs change with it (one clock reading for both).
+   * since their URLs change with it (one clock reading for both). Rights are read when the
+   * answer is rendered: one that changes (an upload, a move to another family) shows in the
+   * next window's answer, and a URL already handed out stays valid until it expires.
    */
   const sendRead = async (
     req: FastifyRequest,
@@ -42,11 +53,12 @@ export async function wishlistRoutes(
   ): Promise<FastifyReply> => {
     if (format === 'raw') return sendTagged(req, reply, tag, render);
     const at = Date.now();
-    return sendTagged(req, reply, tagger.signed(tag, { window: media.window(at), keyId: media.keyId }), async () => media.signAll(await render(), at));
+    const signedTag = tagger.signed(tag, { window: media.window(at), keyId: media.keyId, reader: req.principal.userId });
+    return sendTagged(req, reply, signedTag, async () => signFor(req.principal.userId, await render(), at));
   };
-  /** A write's answer carries the tag a read of the same form would. */
-  const writeTag = (tag: string, format: string | undefined): string =>
-    format === 'raw' ? tag : tagger.signed(tag, { window: media.window(), keyId: media.keyId });
+  /** A write's answer carries the tag a read of the same form (by the writer) would. */
+  const writeTag = (tag: string, format: string | undefined, userId: string): string =>
+    format === 'raw' ? tag : tagger.signed(tag, { window: media.window(), keyId: media.keyId, reader: userId });
   const tags = ['wishlists'];
   // A body over the limit is the size rule broken, so it answers `wishlist-size`, not 413.
   const writeConfig = { auth: null, oversizeCode: 'wishlist-size' as const };
@@ -65,7 +77,7 @@ export async function wishlistRoutes(
     },
     handler: async (req, reply) => {
       const { wishlist, tag } = await wishlists.create(req.principal.userId, req.body);
-      return sendRaw(reply.header('etag', writeTag(tag, req.query.format)), 201, present(wishlist, req.query.format));
+      return sendRaw(reply.header('etag', writeTag(tag, req.query.format, req.principal.userId)), 201, await present(req.principal.userId, wishlist, req.query.format));
     },
   });
 
@@ -84,7 +96,7 @@ export async function wishlistRoutes(
     handler: async (req, reply) => {
       const { userId } = req.principal;
       const { wishlist, tag } = await wishlists.update(userId, req.params.wishlistId, req.body, ifMatchOf(req));
-      return sendRaw(reply.header('etag', writeTag(tag, req.query.format)), 200, present(wishlist, req.query.format));
+      return sendRaw(reply.header('etag', writeTag(tag, req.query.format, userId)), 200, await present(userId, wishlist, req.query.format));
     },
   });
 

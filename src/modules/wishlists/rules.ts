@@ -1,5 +1,6 @@
 import { AppError } from '../../shared/errors.js';
 import type { RawJson } from '../../shared/raw-json.js';
+import { collectMediaRefHashes, mayHoldMediaRef } from '../cards/media-ref.js';
 import { MAX_WISHLIST_BYTES, MAX_WISHLISTS_PER_USER } from './schemas.js';
 
 /** The rules of a wishlist's stored form (DECISIONS.md, "Wishlists"), as pure functions. */
@@ -41,4 +42,31 @@ export function checkWishlistSize(json: string): void {
       `a wishlist can be at most ${MAX_WISHLIST_BYTES} bytes (300 KiB) of JSON; this one is ${bytes}`,
     );
   }
+}
+
+/** The media references of a wishlist answer, and the card each element names beside them. */
+export interface WishlistMedia {
+  hashes: Set<string>;
+  /** For each card an element names (`item`), the hashes of the references inside that element. */
+  byItem: Map<string, Set<string>>;
+}
+
+/** The media references of a wishlist answer: one wishlist, or `{"wishlists": [...]}`. */
+export function wishlistMedia(json: RawJson): WishlistMedia {
+  const media: WishlistMedia = { hashes: new Set(), byItem: new Map() };
+  if (!mayHoldMediaRef(json)) return media;
+  const parsed = JSON.parse(json) as { wishlists?: { content: Record<string, unknown>[] }[]; content?: Record<string, unknown>[] };
+  for (const wishlist of parsed.wishlists ?? [parsed]) {
+    for (const element of wishlist.content ?? []) {
+      const refs = new Set<string>();
+      collectMediaRefHashes(element, refs);
+      if (refs.size === 0) continue;
+      refs.forEach((h) => media.hashes.add(h));
+      if (typeof element.item !== 'string') continue;
+      const beside = media.byItem.get(element.item) ?? new Set();
+      refs.forEach((h) => beside.add(h));
+      media.byItem.set(element.item, beside);
+    }
+  }
+  return media;
 }

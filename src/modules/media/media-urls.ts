@@ -5,8 +5,9 @@ import { mayHoldMediaRef, mediaRefHash } from '../cards/media-ref.js';
 /**
  * Signed media URLs (DECISIONS.md, "Wishlists" and "Media"): in wishlist answers (unless
  * `format=raw`) and card reads with `playable=true`, the media references (`service:#<hash>`
- * and `yoto:#<hash>` alike) become signed, expiring access URLs, which the media routes check
- * with `verify`. What is stored, and measured by the size rule, keeps the references.
+ * and `yoto:#<hash>` alike) that the reader may read (read-rights.ts) become signed, expiring
+ * access URLs, which the media routes check with `verify`. What is stored, and measured by the
+ * size rule, keeps the references.
  */
 
 /** How long a signed URL stays valid, from the start of the window it was signed in. */
@@ -22,8 +23,11 @@ export const MEDIA_URL_WINDOW_SECONDS = 300;
 export interface MediaUrlSigner {
   /** The signed, expiring access URL of the media reference `ref`; throws for anything else. */
   sign(ref: string, nowMs?: number): string;
-  /** `json` with every string that is a media reference, whole, replaced by its signed URL. */
-  signAll(json: RawJson, nowMs?: number): RawJson;
+  /**
+   * `json` with every string that is a media reference, whole, to one of the `readable` hashes
+   * replaced by its signed URL; references to other hashes stay as they are.
+   */
+  signAll(json: RawJson, readable: ReadonlySet<string>, nowMs?: number): RawJson;
   /** The signing window `nowMs` falls in: answers signed in one window are identical. */
   window(nowMs?: number): number;
   /** Names the key without revealing it: answers signed under other keys differ. */
@@ -62,12 +66,12 @@ export function createMediaUrlSigner(template: string, secret: string | undefine
     sign,
     window,
     keyId: createHash('sha256').update(`${template}\0${key}`).digest('base64url').slice(0, 16),
-    signAll(json, nowMs = Date.now()) {
+    signAll(json, readable, nowMs = Date.now()) {
       // Most answers hold no reference at all: they are sent as they are, without a parse.
-      if (!mayHoldMediaRef(json)) return json;
+      if (readable.size === 0 || !mayHoldMediaRef(json)) return json;
       const signed: unknown = JSON.parse(json, (_key, value: unknown) => {
         const hash = typeof value === 'string' ? mediaRefHash(value) : undefined;
-        return hash === undefined ? value : signHash(hash, nowMs);
+        return hash === undefined || !readable.has(hash) ? value : signHash(hash, nowMs);
       });
       return JSON.stringify(signed) as RawJson;
     },
