@@ -124,6 +124,11 @@ describe(`invitations on ${testDialect()}`, { timeout: 120_000 }, () => {
       rawBody: new URLSearchParams({ csrf: field(page.text, 'csrf'), email: 'x@example.com', name: 'X', password: PASSWORD }).toString(),
     });
     expect(crossSite.status).toBe(403);
+    const fetchedCrossSite = await t.call('POST', pathOf(invitation.url), {
+      headers: { 'content-type': 'application/x-www-form-urlencoded', origin: 'null', 'sec-fetch-site': 'cross-site' },
+      rawBody: new URLSearchParams({ csrf: field(page.text, 'csrf'), email: 'x@example.com', name: 'X', password: PASSWORD }).toString(),
+    });
+    expect(fetchedCrossSite.status).toBe(403);
 
     // Still usable after all that.
     expect((await makeAccount(browser, pathOf(invitation.url), { email: 'fourth@example.com', name: 'Fourth' })).status).toBe(201);

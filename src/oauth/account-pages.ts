@@ -33,8 +33,8 @@ type Form = Record<string, string | undefined>;
 
 /**
  * Invitations (`POST /user/invitations` makes a link, `/invitation/<secret>` takes it) and, with
- * `SIGNUP=open`, `/signup`. The forms carry a CSRF token (an HMAC of the time the page was
- * shown, good for an hour), and a post whose `Origin` is another site's is refused.
+ * `SIGNUP=open`, `/signup`. The forms carry a token (an HMAC of the time the page was shown, good
+ * for an hour), and a post the browser says comes from another site is refused.
  */
 export async function accountPages(app: App, opts: AccountPagesOptions): Promise<void> {
   const { invitations, throttle, signup } = opts;
@@ -46,12 +46,17 @@ export async function accountPages(app: App, opts: AccountPagesOptions): Promise
     return `${issued}.${mac(purpose, issued)}`;
   };
   const checkForm = (request: FastifyRequest, purpose: string, sent: string | undefined): void => {
+    // The browser says where the post comes from: `Sec-Fetch-Site` (every current browser), or
+    // `Origin` (which is "null" under the no-referrer policy the app sends, so only a real other
+    // origin is refused by it).
+    const site = request.headers['sec-fetch-site'];
     const sentOrigin = request.headers.origin;
+    const otherSite = (site !== undefined && site !== 'same-origin' && site !== 'none') || (sentOrigin !== undefined && sentOrigin !== 'null' && sentOrigin !== origin);
     const [issued = '', given = ''] = (sent ?? '').split('.');
     const expected = Buffer.from(mac(purpose, issued));
     const fresh = Date.now() - Number(issued) < FORM_TTL_MS;
     const matches = given.length === expected.length && timingSafeEqual(Buffer.from(given), expected);
-    if ((sentOrigin !== undefined && sentOrigin !== origin) || !fresh || !matches) {
+    if (otherSite || !fresh || !matches) {
       throw new AppError('forbidden', 'this form is out of date or was not sent from this site; open the page again');
     }
   };

@@ -9,10 +9,12 @@ export const escapeHtml = (text: string): string => text.replace(/[&<>"']/g, (c)
 /**
  * The pages' own policy, tighter than the API's: nothing but this page's inline style; forms post
  * here, and the redirects that follow a form may go to a client's address (form-action applies to
- * them in browsers).
+ * them in browsers). CSP cannot name an IPv6 address (Chromium reports `http://[::1]:*` as invalid
+ * and ignores it), so a browser will not follow an approval to a `[::1]` redirect; apps on the
+ * public clients' pattern use `127.0.0.1` (yoto.dev) or `localhost`.
  */
 export const PAGE_CSP =
-  "default-src 'none'; style-src 'unsafe-inline'; img-src 'self'; base-uri 'none'; frame-ancestors 'none'; form-action 'self' https: http://127.0.0.1:* http://localhost:* http://[::1]:*";
+  "default-src 'none'; style-src 'unsafe-inline'; img-src 'self'; base-uri 'none'; frame-ancestors 'none'; form-action 'self' https: http://127.0.0.1:* http://localhost:*";
 
 const STYLE =
   'body{font:16px/1.5 system-ui,sans-serif;max-width:26rem;margin:3rem auto;padding:0 1rem;color:#1b1b1b}' +
