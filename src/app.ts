@@ -28,7 +28,7 @@ import { Card, CardSummary } from './modules/cards/schemas.js';
 import { createCardService } from './modules/cards/service.js';
 import { familyRoutes } from './modules/families/routes.js';
 import { Family } from './modules/families/schemas.js';
-import { createFamilyService } from './modules/families/service.js';
+import { createFamilyService, type FamilyService } from './modules/families/service.js';
 import { groupRoutes } from './modules/groups/routes.js';
 import { Group } from './modules/groups/schemas.js';
 import { createGroupService } from './modules/groups/service.js';
@@ -44,10 +44,11 @@ import { createTrackMediaFiller } from './modules/media/track-media.js';
 import { wishlistRoutes } from './modules/wishlists/routes.js';
 import { Wishlist } from './modules/wishlists/schemas.js';
 import { createWishlistService } from './modules/wishlists/service.js';
-import { createTagger } from './shared/entity-tag.js';
+import { createTagger, type Tagger } from './shared/entity-tag.js';
 import { ErrorBody, MAX_PATH_ID_LENGTH } from './shared/schemas.js';
 import { transferRoutes } from './transfer/routes.js';
 import { createTransferService } from './transfer/service.js';
+import { registerSignIn } from './oauth/plugin.js';
 
 const RELEASE = (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 
@@ -85,12 +86,18 @@ export async function buildApp(config: Readonly<Config>, opts: AppOptions = {}):
   await registerRateLimit(app, config.rateLimitPerMinute);
   await registerApiDocument(app, config);
   await app.register(authPlugin, { verifier });
+  // Entity tags name the data an answer shows and what else shapes it: the release (its
+  // rendering) and the URLs answers are built with (signed answers add the signing key's id).
+  const tagger = createTagger([RELEASE, config.publicBaseUrl, config.groupImageUrlTemplate]);
+  const families = createFamilyService(store, config, tagger);
+  // Before the API's own request hooks: the sign-in pages and endpoints answer as OAuth says.
+  await registerSignIn(app, store, config, families);
   registerIdempotency(app, store);
   registerBodyTags(app);
   app.setNotFoundHandler(notFound);
 
   registerOperationRoutes(app, { store, verifier, readyTimeoutMs: config.readyTimeoutMs });
-  await registerResources(app, config, store);
+  await registerResources(app, config, store, { tagger, families });
   return app;
 }
 
@@ -166,14 +173,15 @@ function addSharedSchemas(app: App): void {
 }
 
 /** The API's resources: each module's service, and its routes. */
-async function registerResources(app: App, config: Readonly<Config>, store: Store): Promise<void> {
+async function registerResources(
+  app: App,
+  config: Readonly<Config>,
+  store: Store,
+  { tagger, families }: { tagger: Tagger; families: FamilyService },
+): Promise<void> {
   // One secret for every worker, restart and instance sharing the key (src/auth/media-url-secret.ts).
   const mediaUrlSecret = config.mediaUrlSecret ?? (await sharedMediaUrlSecret(config.auth, config.dataDir));
   const signer = createMediaUrlSigner(config.mediaUrlTemplate, mediaUrlSecret);
-  // Entity tags name the data an answer shows and what else shapes it: the release (its
-  // rendering) and the URLs answers are built with (signed answers add the signing key's id).
-  const tagger = createTagger([RELEASE, config.publicBaseUrl, config.groupImageUrlTemplate]);
-  const families = createFamilyService(store, config, tagger);
   const media = createMedia(store, { ...config, mediaUrlSecret }, signer, app.log);
   app.addHook('preClose', () => media.close());
   await app.register(mediaRoutes, { ...media, families });

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { createReadStream, createWriteStream, readFileSync } from 'node:fs';
 import { rename, rm, stat } from 'node:fs/promises';
 import { pipeline } from 'node:stream/promises';
@@ -13,6 +14,7 @@ import type { DatabaseConfig } from './db/config.js';
 import { ArchiveRefused, ImportConflicts } from './transfer/importer.js';
 import type { ExportProgress } from './transfer/exporter.js';
 import { createTransferService } from './transfer/service.js';
+import { AccountRefused, createAccountService, type Account, type AccountService } from './accounts/service.js';
 
 /**
  * The exit codes of every command (README, "Command line"). Anything thrown that is not one
@@ -66,7 +68,7 @@ function durationMs(text: string): number {
  * Runs one command; resolves to its exit code (EXIT). Options are all checked before anything
  * runs, and the environment is read only once the command is known to be well-formed, so
  * `--help` and a mistyped option never touch a database. Only `token`, `seed --demo` (their
- * token) and `media gc` (its report) write to stdout; help and `--version` go to stdout too, everything else to stderr.
+ * token), `media gc` (its report) and `user list` (the accounts) write to stdout; help and `--version` go to stdout too, everything else to stderr.
  */
 export async function main(argv: string[]): Promise<number> {
   let code: number = EXIT.OK;
@@ -118,6 +120,37 @@ export async function main(argv: string[]): Promise<number> {
     .option('--catalogue <n>', 'catalogue cards to generate', positiveInt, 200)
     .option('--prefix <prefix>', 'prefix of the generated ids ([a-z0-9-], 1 to 32)', 'scale')
     .action(run(seed));
+
+  const user = program.command('user').description('accounts: who may sign in (the user id is the `sub` of their tokens)');
+  user
+    .command('add')
+    .description('add an account; without --password-stdin a random password is made and printed on stderr')
+    .requiredOption('--email <email>', 'the email the account signs in with (one account per email, whatever its case)')
+    .requiredOption('--name <name>', 'the name shown to the family')
+    .option('--owner', 'an owner of this instance', false)
+    .option('--password-stdin', 'read the password from stdin (one line)', false)
+    .option('--user-id <id>', "claim an existing user id (e.g. 'auth0|alice') instead of a new one")
+    .action(run(userAdd));
+  user.command('list').description('list the accounts on stdout, one a line: user id, email, name, flags').action(run(userList));
+  user
+    .command('disable')
+    .description('stop an account signing in or refreshing its tokens')
+    .argument('<account>', 'its email or user id')
+    .action(run(async (config, key: string) => userChange(config, (accounts) => accounts.setDisabled(key, true), 'disabled')));
+  user
+    .command('enable')
+    .description('let a disabled account sign in again')
+    .argument('<account>', 'its email or user id')
+    .action(run(async (config, key: string) => userChange(config, (accounts) => accounts.setDisabled(key, false), 'enabled')));
+  user
+    .command('reset-password')
+    .description('set a new password; without --password-stdin a random one is made and printed on stderr')
+    .argument('<account>', 'its email or user id')
+    .option('--password-stdin', 'read the password from stdin (one line)', false)
+    .action(run(async (config, key: string, opts: { passwordStdin: boolean }) => {
+      const password = opts.passwordStdin ? await readPasswordFromStdin() : randomPassword();
+      return userChange(config, (accounts) => accounts.resetPassword(key, password), 'password changed', opts.passwordStdin ? undefined : password);
+    }));
 
   program
     .command('media')
@@ -188,6 +221,73 @@ async function token(config: Readonly<Config>, opts: TokenOptions): Promise<numb
   return EXIT.OK;
 }
 
+/** The account commands: AccountRefused (a taken email, a short password) is the operator's to fix: exit 2. */
+async function withAccounts<T>(config: Readonly<Config>, work: (accounts: AccountService) => Promise<T>): Promise<T> {
+  const store = openStore(config.database);
+  try {
+    await migrateToLatest(store);
+    return await work(createAccountService(store));
+  } catch (e) {
+    if (e instanceof AccountRefused) throw new Refused(`user: ${e.message}`);
+    throw e;
+  } finally {
+    await store.db.destroy();
+  }
+}
+
+/** 20 random characters from an alphabet without look-alikes (about 114 bits). */
+function randomPassword(): string {
+  const alphabet = 'abcdefghijkmnpqrstuvwxyzABCDEFGHJKLMNPQRSTUVWXYZ23456789';
+  return Array.from(randomBytes(20), (b) => alphabet[b % alphabet.length]).join('');
+}
+
+async function readPasswordFromStdin(): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+  const password = Buffer.concat(chunks).toString('utf8').replace(/\r?\n$/, '');
+  if (password === '') throw new Refused('user: --password-stdin read no password');
+  return password;
+}
+
+const describeAccount = (a: Account): string =>
+  [a.userId, a.email, a.displayName, [a.owner && 'owner', a.disabled && 'disabled'].filter(Boolean).join(',') || '-'].join('\t');
+
+interface UserAddOptions {
+  email: string;
+  name: string;
+  owner: boolean;
+  passwordStdin: boolean;
+  userId?: string;
+}
+
+async function userAdd(config: Readonly<Config>, opts: UserAddOptions): Promise<number> {
+  const password = opts.passwordStdin ? await readPasswordFromStdin() : randomPassword();
+  const account = await withAccounts(config, (accounts) =>
+    accounts.add({ email: opts.email, displayName: opts.name, password, owner: opts.owner, userId: opts.userId }),
+  );
+  err(`user add: ${describeAccount(account)}`);
+  if (!opts.passwordStdin) err(`password: ${password}`);
+  return EXIT.OK;
+}
+
+async function userList(config: Readonly<Config>): Promise<number> {
+  const accounts = await withAccounts(config, (service) => service.list());
+  for (const a of accounts) process.stdout.write(`${describeAccount(a)}\n`);
+  return EXIT.OK;
+}
+
+async function userChange(
+  config: Readonly<Config>,
+  change: (accounts: AccountService) => Promise<Account>,
+  what: string,
+  newPassword?: string,
+): Promise<number> {
+  const account = await withAccounts(config, change);
+  err(`user: ${account.email} (${account.userId}): ${what}`);
+  if (newPassword) err(`password: ${newPassword}`);
+  return EXIT.OK;
+}
+
 interface SeedOptions {
   demo?: boolean;
   scale?: number;
@@ -200,15 +300,18 @@ async function seed(config: Readonly<Config>, opts: SeedOptions): Promise<number
   if (opts.scale !== undefined) return seedScaleCommand(config, { ...opts, scale: opts.scale });
   if (!opts.demo) throw new Refused('seed: say what to load: --demo, or --scale N');
   if (config.auth.mode !== 'local') throw new Refused('seed --demo: its token comes from the local issuer, and AUTH_ISSUER is set');
-  const { DEMO_USER, seedDemo } = await import('./seed/demo.js');
+  const { DEMO_USER, DEMO_EMAIL, seedDemo, seedDemoAccount } = await import('./seed/demo.js');
   const store = openStore(config.database);
+  const password = randomPassword();
   try {
     await migrateToLatest(store);
     await seedDemo(store, config, err);
+    await seedDemoAccount(createAccountService(store), password);
   } finally {
     await store.db.destroy();
   }
-  err(`demo user: ${DEMO_USER}; the token below is valid for 24 hours`);
+  err(`demo user: ${DEMO_USER}; sign in as ${DEMO_EMAIL} with the password ${password}`);
+  err('the token below is valid for 24 hours');
   return token(config, { sub: DEMO_USER, scope: 'user:content:manage family:library:manage', expiresIn: '24h' });
 }
 

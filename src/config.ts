@@ -37,6 +37,13 @@ const EnvSchema = Type.Object({
   SIGNING_KEY_FILE: Type.Optional(Type.String({ minLength: 1 })),
   LOCAL_ISSUER: Type.String({ minLength: 1, default: 'urn:cardshelf:local' }),
   LOCAL_AUDIENCE: Type.String({ minLength: 1, default: 'cardshelf' }),
+  /** Signing in (the embedded OAuth server; off with AUTH_ISSUER): token lifetimes in seconds. */
+  ACCESS_TOKEN_TTL_SECONDS: Type.Integer({ minimum: 60, maximum: 86_400, default: 14_400 }),
+  REFRESH_TOKEN_TTL_SECONDS: Type.Integer({ minimum: 3600, default: 7_776_000 }),
+  /** Who may make an account: nobody but the operator, whoever has an invitation, or anyone. */
+  SIGNUP: Type.Union([Type.Literal('closed'), Type.Literal('invite'), Type.Literal('open')], { default: 'invite' }),
+  /** Keys of the sign-in cookies, comma-separated, newest first (default: derived from the signing key). */
+  SESSION_COOKIE_KEYS: Type.Optional(Type.String({ pattern: '^[^,]{32,}(,[^,]{32,})*$' })),
   /** `{imageId}` is replaced by the URL-encoded image id. */
   GROUP_IMAGE_URL_TEMPLATE: Type.String({
     pattern: '\\{imageId\\}',
@@ -147,6 +154,7 @@ export interface Config {
   metrics: { token: string | undefined; allow: string[] | undefined };
   /** Whose X-Forwarded-For names the client (request.ip): Fastify's trustProxy. */
   trustProxy: boolean | string[];
+  signIn: { accessTokenTtlSeconds: number; refreshTokenTtlSeconds: number; cookieKeys: string[] | undefined; signup: 'closed' | 'invite' | 'open' };
 }
 
 export interface MediaConfig extends MediaStoreConfig {
@@ -200,6 +208,7 @@ function fromEnv(env: Env): Config {
     throw new ConfigError(`invalid configuration: METRICS_ALLOW: not an address or CIDR range: ${badRanges.join(', ')}`);
   }
   const trustProxy = trustProxyOf(env.TRUST_PROXY);
+  const publicBaseUrl = (env.PUBLIC_BASE_URL ?? `http://localhost:${env.PORT}`).replace(/\/+$/, '');
   const auth: AuthConfig =
     env.AUTH_ISSUER && env.AUTH_AUDIENCE && env.AUTH_JWKS_URL
       ? { mode: 'oidc', issuer: env.AUTH_ISSUER, audience: env.AUTH_AUDIENCE, jwksUrl: env.AUTH_JWKS_URL }
@@ -208,11 +217,11 @@ function fromEnv(env: Env): Config {
           issuer: env.LOCAL_ISSUER,
           audience: env.LOCAL_AUDIENCE,
           keyFile: path.resolve(env.SIGNING_KEY_FILE ?? path.join(dataDir, 'signing-key.json')),
+          signInIssuer: publicBaseUrl,
         };
   if (Boolean(env.MEDIA_S3_ACCESS_KEY_ID) !== Boolean(env.MEDIA_S3_SECRET_ACCESS_KEY)) {
     throw new ConfigError('invalid configuration: MEDIA_S3_ACCESS_KEY_ID and MEDIA_S3_SECRET_ACCESS_KEY go together');
   }
-  const publicBaseUrl = (env.PUBLIC_BASE_URL ?? `http://localhost:${env.PORT}`).replace(/\/+$/, '');
   return {
     port: env.PORT,
     host: env.HOST,
@@ -285,6 +294,12 @@ function fromEnv(env: Env): Config {
       allow: metricsAllow,
     },
     trustProxy,
+    signIn: {
+      accessTokenTtlSeconds: env.ACCESS_TOKEN_TTL_SECONDS,
+      refreshTokenTtlSeconds: env.REFRESH_TOKEN_TTL_SECONDS,
+      cookieKeys: env.SESSION_COOKIE_KEYS?.split(','),
+      signup: env.SIGNUP,
+    },
   };
 }
 

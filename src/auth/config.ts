@@ -3,5 +3,6 @@
  * environment (src/config.ts); the auth layer knows nothing of where it came from.
  */
 export type AuthConfig =
-  | { mode: 'local'; issuer: string; audience: string; keyFile: string }
+  /** `signInIssuer`: the embedded sign-in server's issuer (the public base URL), which signs with the same key. */
+  | { mode: 'local'; issuer: string; audience: string; keyFile: string; signInIssuer: string }
   | { mode: 'oidc'; issuer: string; audience: string; jwksUrl: string };

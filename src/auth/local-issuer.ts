@@ -97,3 +97,10 @@ export async function mintToken(key: SigningKey, opts: MintOptions): Promise<str
     .setExpirationTime(opts.expiresIn)
     .sign(key.privateKey);
 }
+
+/** The private key as a JWK, for the embedded sign-in server, which signs with the same key. */
+export async function readPrivateJwk(file: string): Promise<JWK> {
+  await loadOrCreateSigningKey(file);
+  const parsed = JSON.parse(await fs.readFile(file, 'utf8')) as KeyFile;
+  return parsed.privateJwk;
+}

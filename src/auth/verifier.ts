@@ -19,6 +19,9 @@ import { TokenCache } from './token-cache.js';
  */
 export const MAX_SUBJECT_LENGTH = 256;
 
+/** The public service's API audience: clients send it, and tokens for it are accepted as Cardshelf's own. */
+export const PUBLIC_AUDIENCE = 'https://api.yotoplay.com';
+
 /** Why a token was refused; the message is safe to show to the caller. */
 export class TokenRejected extends Error {}
 
@@ -41,8 +44,12 @@ export async function createVerifier(auth: AuthConfig): Promise<TokenVerifier> {
     // Fetched on first use and cached; refetched when a token names an unknown key id.
     keys = createRemoteJWKSet(new URL(auth.jwksUrl));
   }
+  // The embedded sign-in server (its issuer is the public base URL) signs with the local key too;
+  // the public service's audience is an alias of the local one, as clients ask for it.
+  const issuer = auth.mode === 'local' ? [auth.issuer, auth.signInIssuer] : auth.issuer;
+  const audience = auth.mode === 'local' ? [auth.audience, PUBLIC_AUDIENCE] : auth.audience;
   // An access token without an expiry would be good forever: refuse it like an expired one.
-  const options = { issuer: auth.issuer, audience: auth.audience, algorithms, requiredClaims: ['exp'] };
+  const options = { issuer, audience, algorithms, requiredClaims: ['exp'] };
 
   // A signature check costs more than the rest of most requests; clients resend one token.
   const verified = new TokenCache();

@@ -24,6 +24,10 @@ export interface Database {
   readiness_probe: ReadinessProbeTable;
   change_counters: ChangeCountersTable;
   idempotency_keys: IdempotencyKeysTable;
+  accounts: AccountsTable;
+  oauth_records: OAuthRecordsTable;
+  throttle_counters: ThrottleCountersTable;
+  invitations: InvitationsTable;
 }
 
 /** 0 or 1: booleans stored portably. */
@@ -216,6 +220,51 @@ export interface IdempotencyKeysTable {
   claimed_at: string;
 }
 
+/** Migration 006: see accounts/repository.ts. */
+export interface AccountsTable {
+  user_id: string;
+  email: string;
+  email_key: string;
+  display_name: string;
+  password_hash: string | null;
+  owner: number;
+  disabled: number;
+  created_at: string;
+  updated_at: string;
+}
+
+/** Migration 006: see oauth/adapter.ts. */
+export interface OAuthRecordsTable {
+  model: string;
+  id: string;
+  payload: string;
+  grant_id: string | null;
+  user_code: string | null;
+  uid: string | null;
+  expires_at: string | null;
+}
+
+/** Migration 006: see accounts/throttle.ts. */
+export interface ThrottleCountersTable {
+  key: string;
+  attempts: number;
+  last_attempt_at: string;
+  locked_until: string;
+}
+
+/** Migration 006: see accounts/invitations.ts. */
+export interface InvitationsTable {
+  secret_hash: string;
+  family_id: string;
+  invited_by: string;
+  created_at: string;
+  expires_at: string;
+  used_at: string | null;
+  used_by: string | null;
+}
+
+export type AccountRow = Selectable<AccountsTable>;
+export type InvitationRow = Selectable<InvitationsTable>;
 export type CardRow = Selectable<CardsTable>;
 export type NewCardRow = Insertable<CardsTable>;
 export type CardRowUpdate = Updateable<CardsTable>;

@@ -6,6 +6,7 @@ import { media } from './migrations/002-media.js';
 import { readinessProbe } from './migrations/003-readiness-probe.js';
 import { conditionalRequests } from './migrations/004-conditional-requests.js';
 import { transcodeTurns } from './migrations/005-transcode-turns.js';
+import { signIn } from './migrations/006-sign-in.js';
 
 /** The migrations, in order. Names sort; each is built for the dialect it runs on. */
 function migrations(dialect: StoreDialect): Record<string, Migration> {
@@ -15,6 +16,7 @@ function migrations(dialect: StoreDialect): Record<string, Migration> {
     '003-readiness-probe': readinessProbe(),
     '004-conditional-requests': conditionalRequests(dialect),
     '005-transcode-turns': transcodeTurns(),
+    '006-sign-in': signIn(dialect),
   };
 }
 

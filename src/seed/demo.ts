@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { Config } from '../config.js';
+import type { AccountService } from '../accounts/service.js';
 import { createTagger } from '../shared/entity-tag.js';
 import type { Store } from '../db/dialect.js';
 import { createCardService } from '../modules/cards/service.js';
@@ -11,6 +12,13 @@ import { seedPublicIcons } from '../modules/media/demo-icons.js';
 
 export const DEMO_USER = 'auth0|demo-parent';
 export const DEMO_FAMILY = 'demofamily';
+export const DEMO_EMAIL = 'parent@example.com';
+
+/** The demo parent's account, so one can sign in as them; seeded again, it gets the new password. */
+export async function seedDemoAccount(accounts: AccountService, password: string): Promise<void> {
+  if (await accounts.find(DEMO_USER)) await accounts.resetPassword(DEMO_USER, password);
+  else await accounts.add({ userId: DEMO_USER, email: DEMO_EMAIL, displayName: 'Demo Parent', password, owner: true });
+}
 
 /**
  * The demo's cards take the shape the public service documents and returns ("How playlists
@@ -139,7 +147,7 @@ export async function seedDemo(store: Store, config: Readonly<Config>, log: (lin
     country: 'US',
     flags: { sharingOn: true },
     members: [
-      { userId: DEMO_USER, approved: true, verified: true, verifiedEmail: 'parent@example.com' },
+      { userId: DEMO_USER, approved: true, verified: true, verifiedEmail: DEMO_EMAIL },
       { userId: 'auth0|demo-coparent', approved: true, verified: false },
     ],
     devices: [{ deviceId: 'demo-player-kitchen' }, { deviceId: 'demo-player-bedroom' }],

@@ -4,7 +4,8 @@ import { Ajv, type ValidateFunction } from 'ajv';
  * Checks answers against the OpenAPI document the app serves: the operation of the route that
  * answered must document the status, and the body must match that status's schema. Answers of
  * no documented operation (unknown paths, 405s, the hidden /docs and /metrics) are checked only
- * when they are errors, against the error shape. test/helpers.ts runs it on every answer of a
+ * when they are errors, against the error shape; the sign-in pages (src/oauth/pages.ts), made for
+ * browsers, may answer theirs as pages (a 429 sign-in form). test/helpers.ts runs it on every answer of a
  * test app, so a response that drifts from its schema (or the document from the code) fails.
  */
 export interface ContractCheck {
@@ -26,6 +27,8 @@ interface Response {
 }
 
 const SCHEMA_REF = '#/components/schemas/';
+/** The sign-in pages' routes (src/oauth/plugin.ts): their errors may be HTML pages. */
+const PAGE_ROUTE = /^\/(activate|interaction\/|invitation\/|signup$)/;
 /** Component schemas are registered under this URI scheme: `#/...` refs would not resolve outside the document. */
 const SCHEMA_URI = 'openapi-schema:';
 
@@ -55,6 +58,8 @@ export function contractChecker(document: Document): ContractCheck {
       if ('$ref' in response) response = doc.components.responses[response.$ref.split('/').pop()!]!;
       schema = (response as Response).content?.['application/json']?.schema;
       if (!schema) return body === '' ? undefined : `${where}: a body where the document has none`;
+    } else if (status >= 400 && path !== undefined && PAGE_ROUTE.test(path) && contentType?.startsWith('text/html')) {
+      return undefined;
     } else if (status >= 400) {
       schema = errorShape.schema as object;
     } else {

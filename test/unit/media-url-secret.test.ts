@@ -13,7 +13,7 @@ afterEach(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-const local = (keyFile: string): AuthConfig => ({ mode: 'local', issuer: 'i', audience: 'a', keyFile });
+const local = (keyFile: string): AuthConfig => ({ mode: 'local', issuer: 'i', audience: 'a', keyFile, signInIssuer: 'http://localhost:3000' });
 const oidc: AuthConfig = { mode: 'oidc', issuer: 'https://id.example', audience: 'a', jwksUrl: 'https://id.example/jwks' };
 
 describe('the media URL secret when MEDIA_URL_SECRET is unset', () => {

@@ -100,6 +100,11 @@ export async function listMembers(db: Db, familyId: string): Promise<MembershipR
     .execute();
 }
 
+/** The family's members not listed (a stub family's user). */
+export async function listUnlisted(db: Db, familyId: string): Promise<MembershipRow[]> {
+  return db.selectFrom('family_memberships').selectAll().where('family_id', '=', familyId).where('listed', '=', 0).orderBy('user_id').execute();
+}
+
 export async function insertMembership(db: Db, row: Insertable<FamilyMembershipsTable>): Promise<void> {
   await db.insertInto('family_memberships').values(row).execute();
 }

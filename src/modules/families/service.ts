@@ -40,6 +40,12 @@ export interface FamilyService {
    * for a stub family unless `allowStub`.
    */
   read(userId: string, opts: { showHistory: boolean; allowStub: boolean }): Promise<{ tag: string; render: () => Promise<Family | null> }>;
+  /**
+   * A new user joins a family (an invitation accepted): listed after its members. Members not
+   * listed yet (the inviter of a family that was only a stub) are listed too, since the family
+   * now has people in it. Refused (false) when the user already belongs to a family.
+   */
+  join(familyId: string, userId: string): Promise<boolean>;
   /** `PUT /admin/families/{familyId}`. */
   adminPut(familyId: string, input: AdminFamilyInput): Promise<{ created: boolean; family: Family }>;
   /** Records an event in the family's history, inside the caller's transaction. */
@@ -173,6 +179,34 @@ export function createFamilyService(store: Store, config: Pick<Config, 'defaultC
       return { created, family };
     },
 
+    async join(familyId, userId) {
+      return inUnitOfWork(store, [familyLock(familyId), userLock(userId)], async (trx, lockMore) => {
+        if (await repo.findMembership(trx, userId)) return false;
+        const at = now();
+        const listed = await repo.listMembers(trx, familyId);
+        let position = listed.length === 0 ? 0 : Math.max(...listed.map((m) => m.position)) + 1;
+        const unlisted = await repo.listUnlisted(trx, familyId);
+        await lockMore(unlisted.map((m) => userLock(m.user_id)));
+        for (const stub of unlisted) {
+          await repo.updateMembership(trx, stub.user_id, { listed: 1, position: position++ });
+          await repo.addEvent(trx, familyId, 'member-added', at, { userId: stub.user_id });
+        }
+        await repo.insertMembership(trx, {
+          user_id: userId,
+          family_id: familyId,
+          listed: 1,
+          added_at: at,
+          approved: 0,
+          approved_at: null,
+          verified: 0,
+          verified_email: null,
+          position,
+        });
+        await repo.addEvent(trx, familyId, 'member-added', at, { userId });
+        await bumpCounters(trx, [scopes.family(familyId)]);
+        return true;
+      });
+    },
     async recordEvent(trx, familyId, type, at, details = {}) {
       await repo.addEvent(trx, familyId, type, at, details);
     },

@@ -1,0 +1,89 @@
+import type { Adapter, AdapterPayload } from 'oidc-provider';
+import type { Store } from '../db/dialect.js';
+
+/**
+ * The OAuth engine's storage (oidc-provider's Adapter) on the app's own database: one table,
+ * one row per model (Grant, Session, AuthorizationCode, DeviceCode, RefreshToken, ...) and id,
+ * the payload as JSON. On PostgreSQL every instance sees every code, grant and session.
+ *
+ * Rows outlive their expiry by EXPIRED_KEPT_MS: the engine checks expiry itself, and a device
+ * code it still finds after it expired answers `expired_token` (which clients act on) rather than
+ * `invalid_grant`. The sweep removes them after that.
+ */
+export const EXPIRED_KEPT_MS = 60 * 60 * 1000;
+
+/** Client metadata for a client id nobody registered (oauth/shims.ts), or undefined to refuse it. */
+export type UnknownClient = (clientId: string) => AdapterPayload | undefined;
+
+export type AdapterClass = new (model: string) => Adapter;
+
+export function createAdapter(store: Store, unknownClient: UnknownClient): AdapterClass {
+  const { db, dialect } = store;
+
+  const read = async (model: string, column: 'id' | 'user_code' | 'uid', value: string): Promise<AdapterPayload | undefined> => {
+    const row = await db.selectFrom('oauth_records').select('payload').where('model', '=', model).where(column, '=', value).executeTakeFirst();
+    return row ? (JSON.parse(row.payload) as AdapterPayload) : undefined;
+  };
+
+  return class KyselyAdapter implements Adapter {
+    constructor(private readonly model: string) {}
+
+    async upsert(id: string, payload: AdapterPayload, expiresIn: number): Promise<void> {
+      const fields = {
+        payload: JSON.stringify(payload),
+        grant_id: payload.grantId ?? null,
+        user_code: payload.userCode ?? null,
+        uid: payload.uid ?? null,
+        expires_at: expiresIn ? new Date(Date.now() + expiresIn * 1000).toISOString() : null,
+      };
+      await db
+        .insertInto('oauth_records')
+        .values({ model: this.model, id, ...fields })
+        .onConflict((oc) => oc.columns(['model', 'id']).doUpdateSet(fields))
+        .execute();
+    }
+
+    async find(id: string): Promise<AdapterPayload | undefined> {
+      const found = await read(this.model, 'id', id);
+      if (found || this.model !== 'Client') return found;
+      return unknownClient(id);
+    }
+
+    findByUserCode(userCode: string): Promise<AdapterPayload | undefined> {
+      return read(this.model, 'user_code', userCode);
+    }
+
+    findByUid(uid: string): Promise<AdapterPayload | undefined> {
+      return read(this.model, 'uid', uid);
+    }
+
+    /**
+     * Marks a code or refresh token used. Racing consumers of one token are serialised by the
+     * key lock, so the engine's "already consumed" check sees the first one's mark.
+     */
+    async consume(id: string): Promise<void> {
+      await db.transaction().execute(async (trx) => {
+        await dialect.lockKey(trx, `oauth:${this.model}:${id}`);
+        const row = await trx.selectFrom('oauth_records').select('payload').where('model', '=', this.model).where('id', '=', id).executeTakeFirst();
+        if (!row) return;
+        const payload = { ...(JSON.parse(row.payload) as AdapterPayload), consumed: Math.floor(Date.now() / 1000) };
+        await trx.updateTable('oauth_records').set({ payload: JSON.stringify(payload) }).where('model', '=', this.model).where('id', '=', id).execute();
+      });
+    }
+
+    async destroy(id: string): Promise<void> {
+      await db.deleteFrom('oauth_records').where('model', '=', this.model).where('id', '=', id).execute();
+    }
+
+    async revokeByGrantId(grantId: string): Promise<void> {
+      await db.deleteFrom('oauth_records').where('grant_id', '=', grantId).execute();
+    }
+  };
+}
+
+/** Removes what expired more than EXPIRED_KEPT_MS ago; returns how many rows. */
+export async function sweepExpired(store: Store, now = Date.now()): Promise<number> {
+  const before = new Date(now - EXPIRED_KEPT_MS).toISOString();
+  const result = await store.db.deleteFrom('oauth_records').where('expires_at', '<', before).executeTakeFirst();
+  return Number(result.numDeletedRows);
+}

@@ -1,0 +1,125 @@
+/**
+ * The sign-in pages, rendered on the server: small, no script, labelled fields, one purpose each.
+ * Every value shown is escaped here; forms carry the CSRF field they are given.
+ */
+
+const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
+export const escapeHtml = (text: string): string => text.replace(/[&<>"']/g, (c) => ESCAPES[c]!);
+
+/**
+ * The pages' own policy, tighter than the API's: nothing but this page's inline style; forms post
+ * here, and the redirects that follow a form may go to a client's address (form-action applies to
+ * them in browsers). CSP cannot name an IPv6 address (Chromium reports `http://[::1]:*` as invalid
+ * and ignores it), so a browser will not follow an approval to a `[::1]` redirect; apps on the
+ * public clients' pattern use `127.0.0.1` (yoto.dev) or `localhost`.
+ */
+export const PAGE_CSP =
+  "default-src 'none'; style-src 'unsafe-inline'; img-src 'self'; base-uri 'none'; frame-ancestors 'none'; form-action 'self' https: http://127.0.0.1:* http://localhost:*";
+
+const STYLE =
+  'body{font:16px/1.5 system-ui,sans-serif;max-width:26rem;margin:3rem auto;padding:0 1rem;color:#1b1b1b}' +
+  'label{display:block;margin:.75rem 0 .25rem}input{font:inherit;width:100%;box-sizing:border-box;padding:.5rem}' +
+  'button{font:inherit;padding:.5rem 1rem;margin:.75rem .5rem 0 0}.error{color:#a40000}.muted{color:#555}' +
+  'code{font-size:1.4em;letter-spacing:.1em}';
+
+function page(title: string, body: string): string {
+  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>${escapeHtml(title)} - Cardshelf</title><style>${STYLE}</style></head><body><main><h1>${escapeHtml(title)}</h1>${body}</main></body></html>`;
+}
+
+const errorLine = (message: string | undefined): string => (message ? `<p class="error" role="alert">${escapeHtml(message)}</p>` : '');
+
+export interface ClientShown {
+  clientId: string;
+  name?: string;
+  /** Nobody registered it: the page says so, and shows the id as sent. */
+  unverified: boolean;
+}
+
+function clientLine(client: ClientShown): string {
+  const label = client.name ? `${escapeHtml(client.name)} (<code>${escapeHtml(client.clientId)}</code>)` : `<code>${escapeHtml(client.clientId)}</code>`;
+  return client.unverified
+    ? `<p>The app <strong>${label}</strong> asks to use your Cardshelf account. <strong>Cardshelf has not verified this app</strong>: approve it only if you started this sign-in yourself.</p>`
+    : `<p>The app <strong>${label}</strong> asks to use your Cardshelf account.</p>`;
+}
+
+export function signInPage(opts: { action: string; csrf: string; client: ClientShown; email?: string; error?: string }): string {
+  return page(
+    'Sign in',
+    `${errorLine(opts.error)}${clientLine(opts.client)}
+<form method="post" action="${escapeHtml(opts.action)}">
+<input type="hidden" name="csrf" value="${escapeHtml(opts.csrf)}">
+<label for="email">Email</label><input id="email" name="email" type="email" autocomplete="username" required value="${escapeHtml(opts.email ?? '')}">
+<label for="password">Password</label><input id="password" name="password" type="password" autocomplete="current-password" required>
+<button type="submit">Sign in</button>
+</form>`,
+  );
+}
+
+export function approvePage(opts: { action: string; csrf: string; client: ClientShown; accountName: string }): string {
+  return page(
+    'Approve this app?',
+    `${clientLine(opts.client)}
+<p>Signed in as ${escapeHtml(opts.accountName)}. Approving lets the app read and change your cards and your family's library, until you sign it out.</p>
+<form method="post" action="${escapeHtml(opts.action)}">
+<input type="hidden" name="csrf" value="${escapeHtml(opts.csrf)}">
+<button type="submit" name="decision" value="approve">Approve</button>
+<button type="submit" name="decision" value="deny">Deny</button>
+</form>`,
+  );
+}
+
+/**
+ * The code entry form, with the engine's action and CSRF value (`xsrf`) taken from the form it
+ * made, so the field can carry a label.
+ */
+export function codeEntryPage(engineForm: string, error: string | undefined): string {
+  const action = /action="([^"]*)"/.exec(engineForm)?.[1] ?? '';
+  const xsrf = /name="xsrf" value="([^"]*)"/.exec(engineForm)?.[1] ?? '';
+  const code = /value="([^"]*)"[^>]*name="user_code"/.exec(engineForm)?.[1] ?? '';
+  return page(
+    'Connect a device',
+    `${errorLine(error)}<p>Enter the code the app or device shows you.</p>
+<form method="post" action="${action}">
+<input type="hidden" name="xsrf" value="${xsrf}">
+<label for="user_code">Code</label><input id="user_code" name="user_code" value="${code}" autocomplete="one-time-code" autocapitalize="characters" required>
+<button type="submit">Continue</button>
+</form>`,
+  );
+}
+
+export function codeConfirmPage(form: string, client: ClientShown, userCode: string): string {
+  return page(
+    'Is this your device?',
+    `${clientLine(client)}<p>Check that it shows this code:</p><p><code>${escapeHtml(userCode)}</code></p>${form}
+<button type="submit" form="op.deviceConfirmForm">Continue</button>
+<button type="submit" form="op.deviceConfirmForm" name="abort" value="yes">Cancel</button>`,
+  );
+}
+
+export function messagePage(title: string, message: string): string {
+  return page(title, `<p>${escapeHtml(message)}</p>`);
+}
+
+/** Making an account: by an invitation (joining a family) or, with `SIGNUP=open`, by oneself. */
+export function newAccountPage(opts: {
+  title: string;
+  intro: string;
+  action: string;
+  csrf: string;
+  email?: string;
+  name?: string;
+  error?: string;
+}): string {
+  return page(
+    opts.title,
+    `${errorLine(opts.error)}<p>${escapeHtml(opts.intro)}</p>
+<form method="post" action="${escapeHtml(opts.action)}">
+<input type="hidden" name="csrf" value="${escapeHtml(opts.csrf)}">
+<label for="name">Your name</label><input id="name" name="name" autocomplete="name" required maxlength="200" value="${escapeHtml(opts.name ?? '')}">
+<label for="email">Email</label><input id="email" name="email" type="email" autocomplete="username" required value="${escapeHtml(opts.email ?? '')}">
+<label for="password">Password</label><input id="password" name="password" type="password" autocomplete="new-password" required minlength="10" aria-describedby="password-rule">
+<p id="password-rule" class="muted">At least 10 characters.</p>
+<button type="submit">Make my account</button>
+</form>`,
+  );
+}

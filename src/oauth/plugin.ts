@@ -1,0 +1,267 @@
+import { createHmac, hkdfSync, timingSafeEqual } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { InteractionResults, Provider } from 'oidc-provider';
+import { createAccountService, type AccountService } from '../accounts/service.js';
+import { createInvitationService, type SignupPolicy } from '../accounts/invitations.js';
+import type { FamilyService } from '../modules/families/service.js';
+import { accountPages } from './account-pages.js';
+import { createThrottle, sweepThrottle, type Counter, type Throttle } from '../accounts/throttle.js';
+import type { Config } from '../config.js';
+import { AppError } from '../shared/errors.js';
+import { readPrivateJwk, loadOrCreateSigningKey } from '../auth/local-issuer.js';
+import type { Store } from '../db/dialect.js';
+import { sweepExpired } from './adapter.js';
+import { approvePage, messagePage, PAGE_CSP, signInPage, type ClientShown } from './pages.js';
+import { createSignInProvider, INTERACTION_PATH, OAUTH_ROUTES, type SignInOptions } from './provider.js';
+import { isUnregistered } from './shims.js';
+
+/** How often expired codes, tokens and sessions are removed. */
+const SWEEP_EVERY_MS = 10 * 60 * 1000;
+
+/** The engine's paths, each answered by the engine itself (the JWKS excepted: the app serves it). */
+const ENGINE_PATHS = [
+  '/.well-known/openid-configuration',
+  '/.well-known/oauth-authorization-server',
+  OAUTH_ROUTES.authorization,
+  `${OAUTH_ROUTES.authorization}/:uid`,
+  OAUTH_ROUTES.token,
+  OAUTH_ROUTES.device_authorization,
+  OAUTH_ROUTES.code_verification,
+  `${OAUTH_ROUTES.code_verification}/:uid`,
+  OAUTH_ROUTES.revocation,
+  OAUTH_ROUTES.userinfo,
+];
+
+export interface SignInPluginOptions extends Omit<SignInOptions, 'key' | 'wrongCodeEntered'> {
+  keyFile: string;
+  families: Pick<FamilyService, 'ensureFamilyId' | 'join'>;
+  signup: SignupPolicy;
+}
+
+/**
+ * Signing in on the embedded default: the engine (src/oauth/provider.ts) at the public clients'
+ * paths, and the pages it sends the browser to (sign in, approve). The engine reads its own
+ * request bodies, so its routes hand the request over before Fastify parses anything.
+ */
+export async function signInPlugin(app: FastifyInstance, opts: SignInPluginOptions): Promise<void> {
+  const key = await loadOrCreateSigningKey(opts.keyFile);
+  const throttle = createThrottle(opts.store);
+  // The client's address as the app sees it, for the engine's hooks, which see only the request.
+  const addresses = new WeakMap<IncomingMessage, string>();
+  const codeEntryFrom = (address: string): Counter[] => [{ rule: 'codeEntry', subject: address }];
+  const wrongCodeEntered = async (req: IncomingMessage): Promise<void> => {
+    const address = addresses.get(req);
+    if (address !== undefined) await throttle.count(codeEntryFrom(address));
+  };
+  const { provider, cookieKeys } = await createSignInProvider({ ...opts, key, wrongCodeEntered }, await readPrivateJwk(opts.keyFile));
+  const engine = provider.callback();
+
+  /** Refuses what comes too often from this address (src/accounts/throttle.ts); true when it did. */
+  async function throttled(request: FastifyRequest, reply: FastifyReply): Promise<boolean> {
+    const path = request.url.split('?')[0];
+    if (request.method === 'POST' && path === OAUTH_ROUTES.device_authorization) {
+      const wait = await throttle.take([{ rule: 'deviceCode', subject: request.ip }]);
+      if (wait === 0) return false;
+      // In the OAuth error shape the clients read, with the code the public service uses.
+      reply
+        .code(429)
+        .header('retry-after', String(wait))
+        .header('cache-control', 'no-store')
+        .send({ error: 'too_many_requests', error_description: `too many device codes were requested from this address; try again in ${wait} seconds` });
+      return true;
+    }
+    const entersCode = request.method === 'POST' || (request.query as Record<string, unknown>).user_code !== undefined;
+    if (path === OAUTH_ROUTES.code_verification && entersCode) {
+      const wait = await throttle.waitSeconds(codeEntryFrom(request.ip));
+      if (wait === 0) return false;
+      reply
+        .code(429)
+        .header('retry-after', String(wait))
+        .header('cache-control', 'no-store')
+        .header('content-security-policy', PAGE_CSP)
+        .type('text/html; charset=utf-8')
+        .send(messagePage('Too many tries', `Too many codes were entered from here. Try again in ${wait} seconds.`));
+      return true;
+    }
+    return false;
+  }
+
+  const handOver = async (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | undefined> => {
+    if (await throttled(request, reply)) return reply;
+    addresses.set(request.raw, request.ip);
+    reply.hijack();
+    // What the app's hooks set so far (CORS, the request id) goes out with the engine's answer.
+    for (const [name, value] of Object.entries(reply.getHeaders())) if (value !== undefined) reply.raw.setHeader(name, value);
+    reply.raw.setHeader('content-security-policy', PAGE_CSP);
+    void engine(request.raw, reply.raw);
+    return undefined;
+  };
+  for (const url of ENGINE_PATHS) {
+    app.route({
+      method: ['GET', 'POST'],
+      url,
+      schema: { hide: true },
+      onRequest: handOver,
+      handler: async () => {
+        throw new Error('unreachable: the engine answers in onRequest');
+      },
+    });
+  }
+
+  await app.register(interactionPages, { provider, accounts: opts.accounts, cookieKeys, throttle });
+  await app.register(accountPages, {
+    invitations: createInvitationService(opts.store, opts.accounts, opts.families),
+    throttle,
+    signup: opts.signup,
+    publicBaseUrl: opts.issuer,
+    cookieKeys,
+  });
+
+  const sweep = (): void => {
+    Promise.all([sweepExpired(opts.store), sweepThrottle(opts.store)]).catch((err: unknown) =>
+      app.log.warn({ err }, 'sweeping expired sign-in records failed'),
+    );
+  };
+  const timer = setInterval(sweep, SWEEP_EVERY_MS).unref();
+  app.addHook('onReady', async () => sweep());
+  app.addHook('onClose', async () => clearInterval(timer));
+}
+
+interface PagesOptions {
+  provider: Provider;
+  accounts: AccountService;
+  cookieKeys: string[];
+  throttle: Throttle;
+}
+
+type Form = Record<string, string | undefined>;
+type UidRequest = FastifyRequest<{ Params: { uid: string }; Body: Form }>;
+
+/**
+ * The sign-in and approval pages. Forms carry a CSRF token: an HMAC of the interaction's id,
+ * which the engine binds to this browser with its own cookie, so a form posted from elsewhere
+ * (without the token, or for an interaction this browser did not start) is refused.
+ */
+async function interactionPages(app: FastifyInstance, opts: PagesOptions): Promise<void> {
+  const { provider, accounts, throttle } = opts;
+  const csrfKey = Buffer.from(hkdfSync('sha256', opts.cookieKeys[0]!, 'cardshelf', 'sign-in forms', 32));
+  const csrfFor = (uid: string): string => createHmac('sha256', csrfKey).update(uid).digest('base64url');
+  const checkCsrf = (uid: string, sent: string | undefined): void => {
+    const expected = Buffer.from(csrfFor(uid));
+    const given = Buffer.from(sent ?? '');
+    if (given.length !== expected.length || !timingSafeEqual(given, expected)) {
+      throw new AppError('forbidden', 'this form is out of date or was not sent from this site; start the sign-in again');
+    }
+  };
+
+  app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string', bodyLimit: 8192 }, (_req, body, done) => {
+    done(null, Object.fromEntries(new URLSearchParams(body as string)));
+  });
+  app.addHook('onRequest', async (_request, reply) => {
+    reply.header('content-security-policy', PAGE_CSP).header('cache-control', 'no-store');
+  });
+
+  async function details(request: UidRequest, reply: FastifyReply) {
+    let found;
+    try {
+      found = await provider.interactionDetails(request.raw, reply.raw);
+    } catch {
+      found = undefined;
+    }
+    if (!found || found.uid !== request.params.uid) {
+      throw new AppError('bad-request', 'this sign-in has expired or was started in another browser; start again from the app');
+    }
+    const client = await provider.Client.find(String(found.params.client_id));
+    const shown: ClientShown = {
+      clientId: String(found.params.client_id),
+      name: client?.clientName,
+      unverified: !client || isUnregistered(client),
+    };
+    return { interaction: found, client: shown };
+  }
+
+  const action = (uid: string, step: 'login' | 'confirm'): string => `${INTERACTION_PATH}/${encodeURIComponent(uid)}/${step}`;
+
+  async function render(request: UidRequest, reply: FastifyReply, error?: string, email?: string): Promise<string> {
+    const { interaction, client } = await details(request, reply);
+    const uid = interaction.uid;
+    reply.type('text/html; charset=utf-8');
+    if (interaction.prompt.name === 'login') return signInPage({ action: action(uid, 'login'), csrf: csrfFor(uid), client, error, email });
+    const account = interaction.session?.accountId ? await accounts.active(interaction.session.accountId) : undefined;
+    return approvePage({ action: action(uid, 'confirm'), csrf: csrfFor(uid), client, accountName: account?.displayName ?? 'you' });
+  }
+
+  async function finish(request: UidRequest, reply: FastifyReply, result: InteractionResults, merge: boolean): Promise<FastifyReply> {
+    const to = await provider.interactionResult(request.raw, reply.raw, result, { mergeWithLastSubmission: merge });
+    return reply.code(303).header('location', to).send();
+  }
+
+  const uidParams = { type: 'object', properties: { uid: { type: 'string', maxLength: 128 } }, required: ['uid'] } as const;
+  const formBody = { type: 'object', additionalProperties: { type: 'string' } } as const;
+
+  app.get(`${INTERACTION_PATH}/:uid`, { schema: { hide: true, params: uidParams } }, async (request, reply) =>
+    render(request as UidRequest, reply),
+  );
+
+  app.post(`${INTERACTION_PATH}/:uid/login`, { schema: { hide: true, params: uidParams, body: formBody } }, async (req, reply) => {
+    const request = req as UidRequest;
+    checkCsrf(request.params.uid, request.body.csrf);
+    const { interaction } = await details(request, reply);
+    if (interaction.prompt.name !== 'login') return render(request, reply);
+    const email = request.body.email ?? '';
+    const byEmail: Counter = { rule: 'signInEmail', subject: email };
+    const byAddress: Counter = { rule: 'signInAddress', subject: request.ip };
+    // Counted before the password is checked, so a burst of guesses is throttled as it arrives;
+    // the email is counted whether or not it has an account, and the answers are the same.
+    const wait = await throttle.take([byEmail, byAddress]);
+    if (wait > 0) {
+      reply.code(429).header('retry-after', String(wait));
+      return render(request, reply, `Too many attempts to sign in. Try again in ${wait} seconds.`, email);
+    }
+    const account = await accounts.authenticate(email, request.body.password ?? '');
+    // One message whether or not the email has an account.
+    if (!account) return render(request, reply, 'That email and password do not match an account.', email);
+    await throttle.clear(byEmail);
+    await throttle.uncount(byAddress);
+    return finish(request, reply, { login: { accountId: account.userId } }, false);
+  });
+
+  app.post(`${INTERACTION_PATH}/:uid/confirm`, { schema: { hide: true, params: uidParams, body: formBody } }, async (req, reply) => {
+    const request = req as UidRequest;
+    checkCsrf(request.params.uid, request.body.csrf);
+    const { interaction } = await details(request, reply);
+    if (interaction.prompt.name !== 'consent') return render(request, reply);
+    if (request.body.decision !== 'approve') {
+      return finish(request, reply, { error: 'access_denied', error_description: 'the account holder denied the request' }, false);
+    }
+    const accountId = interaction.session!.accountId;
+    const clientId = String(interaction.params.client_id);
+    const grant = (interaction.grantId ? await provider.Grant.find(interaction.grantId) : undefined) ?? new provider.Grant({ accountId, clientId });
+    const missing = interaction.prompt.details as { missingOIDCScope?: string[]; missingOIDCClaims?: string[]; missingResourceScopes?: Record<string, string[]> };
+    if (missing.missingOIDCScope) grant.addOIDCScope(missing.missingOIDCScope.join(' '));
+    if (missing.missingOIDCClaims) grant.addOIDCClaims(missing.missingOIDCClaims);
+    for (const [indicator, scopes] of Object.entries(missing.missingResourceScopes ?? {})) grant.addResourceScope(indicator, scopes.join(' '));
+    const grantId = await grant.save();
+    return finish(request, reply, { consent: { grantId } }, true);
+  });
+}
+
+/** The app's one step for signing in: on with the local issuer, off with an external one (AUTH_ISSUER). */
+export async function registerSignIn(
+  app: FastifyInstance,
+  store: Store,
+  config: Readonly<Config>,
+  families: SignInPluginOptions['families'],
+): Promise<void> {
+  if (config.auth.mode !== 'local') return;
+  await app.register(signInPlugin, {
+    store,
+    families,
+    accounts: createAccountService(store),
+    keyFile: config.auth.keyFile,
+    issuer: config.publicBaseUrl,
+    audience: config.auth.audience,
+    ...config.signIn,
+  });
+}

@@ -1,0 +1,172 @@
+import { hkdfSync } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
+import type { Configuration, KoaContextWithOIDC, Provider } from 'oidc-provider';
+import type { AccountService } from '../accounts/service.js';
+import type { SigningKey } from '../auth/local-issuer.js';
+import { LOCAL_ALG } from '../auth/local-issuer.js';
+import type { Store } from '../db/dialect.js';
+import { createAdapter } from './adapter.js';
+import { codeConfirmPage, codeEntryPage, messagePage } from './pages.js';
+import {
+  ACCOUNT_API_SCOPES,
+  DEVICE_GRANT,
+  EXTRA_CLIENT_METADATA,
+  PUBLIC_AUDIENCE,
+  allowLoopbackRedirects,
+  apiScopesInAccessToken,
+  devicePolling,
+  isUnregistered,
+  unregisteredPublicClient,
+} from './shims.js';
+
+/** The paths the public clients call (DECISIONS.md, "Signing in"), on Cardshelf's own base URL. */
+export const OAUTH_ROUTES = {
+  authorization: '/authorize',
+  token: '/oauth/token',
+  device_authorization: '/oauth/device/code',
+  code_verification: '/activate',
+  revocation: '/oauth/revoke',
+  userinfo: '/userinfo',
+  // Served by the app itself (GET /.well-known/jwks.json), from the same key.
+  jwks: '/.well-known/jwks.json',
+} as const;
+
+/** Where the engine sends the browser to sign in or approve (src/oauth/plugin.ts serves it). */
+export const INTERACTION_PATH = '/interaction';
+
+export interface SignInOptions {
+  store: Store;
+  accounts: AccountService;
+  key: SigningKey;
+  /** The public base URL. */
+  issuer: string;
+  audience: string;
+  accessTokenTtlSeconds: number;
+  refreshTokenTtlSeconds: number;
+  cookieKeys: string[] | undefined;
+  /** Counts a wrong or expired code entered at /activate, against the address it came from. */
+  wrongCodeEntered: (req: IncomingMessage) => Promise<void>;
+}
+
+/**
+ * Cookie keys: from the settings, or else derived from the signing key, so instances that share
+ * the key (they must, to verify each other's tokens) share the cookies' keys too.
+ */
+function cookieKeys(opts: SignInOptions, privateJwkD: string): string[] {
+  if (opts.cookieKeys?.length) return opts.cookieKeys;
+  return [Buffer.from(hkdfSync('sha256', Buffer.from(privateJwkD, 'base64url'), 'cardshelf', 'sign-in cookies', 32)).toString('base64url')];
+}
+
+/**
+ * The OAuth 2.0 / OpenID Connect engine (oidc-provider), configured for Cardshelf: accounts from
+ * src/accounts, storage in the app's database, the instance's signing key, the grants the public
+ * clients use (device code, authorization code with PKCE, refresh with rotation) and revocation.
+ * No password grant: the engine has none.
+ */
+export async function createSignInProvider(opts: SignInOptions, privateJwk: Record<string, unknown>): Promise<{ provider: Provider; cookieKeys: string[] }> {
+  // Loaded only when the embedded server is on: an external issuer never pays for it.
+  const { default: ProviderClass, errors } = await import('oidc-provider');
+  const keys = cookieKeys(opts, String(privateJwk.d));
+  const secure = opts.issuer.startsWith('https:');
+  const cookie = { httpOnly: true, sameSite: 'lax', secure } as const;
+  const resourceServer = {
+    scope: ACCOUNT_API_SCOPES,
+    audience: opts.audience,
+    accessTokenTTL: opts.accessTokenTtlSeconds,
+    accessTokenFormat: 'jwt',
+    jwt: { sign: { alg: LOCAL_ALG } },
+  } as const;
+
+  const configuration: Configuration = {
+    adapter: createAdapter(opts.store, unregisteredPublicClient),
+    async findAccount(_ctx, sub) {
+      const account = await opts.accounts.active(sub);
+      if (!account) return undefined;
+      return {
+        accountId: account.userId,
+        claims: async () => ({ sub: account.userId, name: account.displayName, email: account.email }),
+      };
+    },
+    claims: { openid: ['sub'], profile: ['name'], email: ['email'] },
+    scopes: ['openid', 'profile', 'email', 'offline_access'],
+    jwks: { keys: [{ ...privateJwk, kid: opts.key.kid, alg: LOCAL_ALG, use: 'sig' }] as never },
+    clientDefaults: {
+      id_token_signed_response_alg: LOCAL_ALG,
+      token_endpoint_auth_method: 'none',
+      grant_types: ['authorization_code', 'refresh_token', DEVICE_GRANT],
+    },
+    extraClientMetadata: { properties: EXTRA_CLIENT_METADATA },
+    cookies: { keys, long: cookie, short: cookie },
+    routes: OAUTH_ROUTES,
+    interactions: { url: (_ctx, interaction) => `${INTERACTION_PATH}/${interaction.uid}` },
+    // The authorization code flow only: no implicit or hybrid answers carrying tokens in URLs.
+    responseTypes: ['code'],
+    pkce: { required: () => true },
+    features: {
+      devInteractions: { enabled: false },
+      rpInitiatedLogout: { enabled: false },
+      pushedAuthorizationRequests: { enabled: false },
+      revocation: { enabled: true },
+      userinfo: { enabled: true },
+      deviceFlow: {
+        enabled: true,
+        charset: 'base-20',
+        mask: '****-****',
+        async userCodeInputSource(ctx, form, _out, err) {
+          const wrong = err !== undefined && err.name !== 'AbortedError';
+          if (wrong) await opts.wrongCodeEntered(ctx.req);
+          const message = err ? (wrong ? 'That code is not right, or it has expired. Try again.' : 'The sign-in was cancelled.') : undefined;
+          ctx.body = codeEntryPage(form, message);
+        },
+        async userCodeConfirmSource(ctx, form, client, _deviceInfo, userCode) {
+          ctx.body = codeConfirmPage(form, { clientId: client.clientId, name: client.clientName, unverified: isUnregistered(client) }, userCode);
+        },
+        async successSource(ctx) {
+          ctx.body = messagePage('Device connected', 'You are signed in on the device. You can close this page.');
+        },
+      },
+      resourceIndicators: {
+        enabled: true,
+        // Clients send no `resource`: their tokens are for this API, as the public ones for its.
+        defaultResource: () => PUBLIC_AUDIENCE,
+        useGrantedResource: () => true,
+        async getResourceServerInfo(_ctx, indicator) {
+          if (indicator !== PUBLIC_AUDIENCE && indicator !== opts.audience) throw new errors.InvalidTarget();
+          return resourceServer;
+        },
+      },
+    },
+    formats: { customizers: { jwt: apiScopesInAccessToken } },
+    ttl: {
+      AccessToken: opts.accessTokenTtlSeconds,
+      AuthorizationCode: 60,
+      DeviceCode: 600,
+      IdToken: 3600,
+      Interaction: 3600,
+      Grant: opts.refreshTokenTtlSeconds,
+      RefreshToken: opts.refreshTokenTtlSeconds,
+      Session: 14 * 86_400,
+    },
+    // yoto_api treats a refresh answer without `refresh_token` as malformed, and yoto-js keeps the
+    // one it gets: every refresh rotates. Refresh tokens come with every grant that allows them.
+    rotateRefreshToken: () => true,
+    issueRefreshToken: async (_ctx, client) => client.grantTypeAllowed('refresh_token'),
+    async renderError(ctx, out) {
+      ctx.type = 'html';
+      ctx.body = messagePage('Sign-in failed', out.error_description ?? out.error ?? 'The request could not be completed.');
+    },
+  };
+
+  const provider = new ProviderClass(opts.issuer, configuration);
+  allowLoopbackRedirects(provider);
+  if (secure) {
+    // Behind a proxy that ends TLS, the connection here is plain HTTP; the cookies are for the
+    // public address, which is HTTPS (PUBLIC_BASE_URL), so they are sent Secure all the same.
+    provider.use(async (ctx: KoaContextWithOIDC, next) => {
+      ctx.cookies.secure = true;
+      await next();
+    });
+  }
+  provider.use(devicePolling(opts.store, { token: OAUTH_ROUTES.token, deviceAuthorization: OAUTH_ROUTES.device_authorization }) as never);
+  return { provider, cookieKeys: keys };
+}

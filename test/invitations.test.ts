@@ -1,0 +1,185 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createAccountService } from '../src/accounts/service.js';
+import { THROTTLE_RULES } from '../src/accounts/throttle.js';
+import type { Store } from '../src/db/dialect.js';
+import { openStore } from '../src/db/store.js';
+import { errorCode, startTestApp, type TestApp } from './helpers.js';
+import { Browser, field, formAction, tokenRequest } from './support/oauth-browser.js';
+import { testDialect } from './support/test-database.js';
+
+const DEVICE_GRANT = 'urn:ietf:params:oauth:grant-type:device_code';
+const PASSWORD = 'a long enough password';
+
+/** The path of an invitation link (its host is the public base URL). */
+const pathOf = (url: string): string => new URL(url).pathname;
+
+/** Fills and posts the account form of the page at `path`. */
+async function makeAccount(browser: Browser, path: string, member: { email: string; name: string; password?: string }) {
+  const page = await browser.request('GET', path);
+  expect(page.status, page.text).toBe(200);
+  return browser.request('POST', formAction(page.text), { csrf: field(page.text, 'csrf'), email: member.email, name: member.name, password: member.password ?? PASSWORD });
+}
+
+describe(`invitations on ${testDialect()}`, { timeout: 120_000 }, () => {
+  let t: TestApp;
+  let store: Store;
+  beforeAll(async () => {
+    t = await startTestApp({ PUBLIC_BASE_URL: 'http://localhost' });
+    store = openStore(t.config.database);
+  });
+  afterAll(async () => {
+    await store?.db.destroy();
+    await t?.close();
+  });
+
+  async function invite(inviter: string): Promise<{ url: string; familyId: string; expiresAt: string }> {
+    const made = await t.call('POST', '/user/invitations', { token: await t.token(inviter) });
+    expect(made.status, JSON.stringify(made.body)).toBe(201);
+    return made.body.invitation;
+  }
+
+  /** Signs in with the device flow, as an app would, and answers the access token. */
+  async function signInOnDevice(email: string, password: string): Promise<string> {
+    const started = await t.app.inject({
+      method: 'POST',
+      url: '/oauth/device/code',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      payload: new URLSearchParams({ client_id: 'some-app', scope: 'openid profile offline_access' }).toString(),
+    });
+    const device = JSON.parse(started.body) as { device_code: string; user_code: string };
+    const browser = new Browser(t);
+    const entry = await browser.request('GET', '/activate');
+    const confirm = await browser.request('POST', '/activate', { xsrf: field(entry.text, 'xsrf'), user_code: device.user_code });
+    const signIn = await browser.follow(await browser.request('POST', '/activate', { xsrf: field(confirm.text, 'xsrf'), user_code: field(confirm.text, 'user_code'), confirm: 'yes' }));
+    const approve = await browser.follow(await browser.request('POST', formAction(signIn.text), { csrf: field(signIn.text, 'csrf'), email, password }));
+    expect(approve.text).toContain('Approve this app?');
+    await browser.follow(await browser.request('POST', formAction(approve.text), { csrf: field(approve.text, 'csrf'), decision: 'approve' }));
+    const tokens = await tokenRequest(t, { grant_type: DEVICE_GRANT, device_code: device.device_code, client_id: 'some-app' });
+    expect(tokens.status, JSON.stringify(tokens.body)).toBe(200);
+    return tokens.body.access_token as string;
+  }
+
+  it("an invited parent makes an account by the link alone, signs in from an app and is in the inviter's family; the link works once", async () => {
+    const inviterToken = await t.token('auth0|first-parent');
+    const invitation = await invite('auth0|first-parent');
+    expect(invitation.url).toMatch(/^http:\/\/localhost\/invitation\/[A-Za-z0-9_-]{43}$/);
+    expect(Date.parse(invitation.expiresAt) - Date.now()).toBeGreaterThan(7 * 86_400_000 - 60_000);
+    expect(Date.parse(invitation.expiresAt) - Date.now()).toBeLessThanOrEqual(7 * 86_400_000);
+
+    // Only a hash of the secret is stored.
+    const secret = pathOf(invitation.url).split('/').pop()!;
+    const rows = await store.db.selectFrom('invitations').selectAll().execute();
+    expect(JSON.stringify(rows)).not.toContain(secret);
+
+    const browser = new Browser(t);
+    const page = await browser.request('GET', pathOf(invitation.url));
+    expect(page.text).toContain('Join your family');
+    expect(page.headers['content-security-policy']).toContain("default-src 'none'");
+    const made = await browser.request('POST', formAction(page.text), { csrf: field(page.text, 'csrf'), email: 'Second@Example.com', name: 'Second Parent', password: PASSWORD });
+    expect(made.status, made.text).toBe(201);
+    expect(made.text).toContain('Your account is ready');
+
+    const token = await signInOnDevice('second@example.com', PASSWORD);
+    const family = await t.call('GET', '/user/family', { token });
+    expect(family.status).toBe(200);
+    expect(family.body.family.familyId).toBe(invitation.familyId);
+    const inviterView = await t.call('GET', '/user/family', { token: inviterToken });
+    const members = inviterView.body.family.members.map((m: { userId: string }) => m.userId);
+    expect(members[0]).toBe('auth0|first-parent');
+    expect(members).toHaveLength(2);
+
+    // Used: the page and the form both refuse it, and no second account is made.
+    expect((await browser.request('GET', pathOf(invitation.url))).status).toBe(400);
+    const again = await browser.request('POST', formAction(page.text), { csrf: field(page.text, 'csrf'), email: 'third@example.com', name: 'Third', password: PASSWORD });
+    expect(again.status).toBe(400);
+    expect(again.text).toContain('has been used, has expired');
+    expect(await createAccountService(store).find('third@example.com')).toBeUndefined();
+  });
+
+  it('an expired link is refused; a bad form keeps the link usable; a form without its token or from another site is refused', async () => {
+    const expiring = await invite('auth0|another-parent');
+    await store.db.updateTable('invitations').set({ expires_at: new Date(Date.now() - 1000).toISOString() }).where('family_id', '=', expiring.familyId).execute();
+    const browser = new Browser(t);
+    const expired = await browser.request('GET', pathOf(expiring.url));
+    expect(expired.status).toBe(400);
+    expect(expired.text).toContain('has expired');
+
+    const invitation = await invite('auth0|another-parent');
+    const short = await makeAccount(browser, pathOf(invitation.url), { email: 'short@example.com', name: 'Short', password: 'short' });
+    expect(short.status).toBe(400);
+    expect(short.text).toContain('A password is at least 10 characters');
+    const taken = await makeAccount(browser, pathOf(invitation.url), { email: 'SECOND@example.com', name: 'Again' });
+    expect(taken.status).toBe(400);
+    expect(taken.text).toContain('has an account already');
+
+    const page = await browser.request('GET', pathOf(invitation.url));
+    const noToken = await t.call('POST', pathOf(invitation.url), {
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      rawBody: new URLSearchParams({ email: 'x@example.com', name: 'X', password: PASSWORD }).toString(),
+    });
+    expect(noToken.status).toBe(403);
+    expect(errorCode(noToken)).toBe('forbidden');
+    const crossSite = await t.call('POST', pathOf(invitation.url), {
+      headers: { 'content-type': 'application/x-www-form-urlencoded', origin: 'https://evil.example' },
+      rawBody: new URLSearchParams({ csrf: field(page.text, 'csrf'), email: 'x@example.com', name: 'X', password: PASSWORD }).toString(),
+    });
+    expect(crossSite.status).toBe(403);
+    const fetchedCrossSite = await t.call('POST', pathOf(invitation.url), {
+      headers: { 'content-type': 'application/x-www-form-urlencoded', origin: 'null', 'sec-fetch-site': 'cross-site' },
+      rawBody: new URLSearchParams({ csrf: field(page.text, 'csrf'), email: 'x@example.com', name: 'X', password: PASSWORD }).toString(),
+    });
+    expect(fetchedCrossSite.status).toBe(403);
+
+    // Still usable after all that.
+    expect((await makeAccount(browser, pathOf(invitation.url), { email: 'fourth@example.com', name: 'Fourth' })).status).toBe(201);
+  });
+
+  it('needs a token; /signup is off with SIGNUP=invite (the default)', async () => {
+    expect((await t.call('POST', '/user/invitations')).status).toBe(401);
+    expect((await t.call('GET', '/signup')).status).toBe(404);
+  });
+});
+
+describe(`SIGNUP=closed on ${testDialect()}`, () => {
+  it('no invitations are made or taken', async () => {
+    const t = await startTestApp({ SIGNUP: 'closed' });
+    try {
+      const made = await t.call('POST', '/user/invitations', { token: await t.token('auth0|someone') });
+      expect(made.status).toBe(403);
+      expect(errorCode(made)).toBe('forbidden');
+      expect((await t.call('GET', `/invitation/${'a'.repeat(43)}`)).status).toBe(403);
+      expect((await t.call('GET', '/signup')).status).toBe(404);
+    } finally {
+      await t.close();
+    }
+  });
+});
+
+describe(`SIGNUP=open on ${testDialect()}`, { timeout: 120_000 }, () => {
+  it('anyone makes an account with a family of their own; 6 from one address, then 429', async () => {
+    const t = await startTestApp({ SIGNUP: 'open', PUBLIC_BASE_URL: 'http://localhost' });
+    const store = openStore(t.config.database);
+    try {
+      const browser = new Browser(t, '192.0.2.50');
+      const first = await makeAccount(browser, '/signup', { email: 'solo@example.com', name: 'Solo' });
+      expect(first.status, first.text).toBe(201);
+      const second = await makeAccount(browser, '/signup', { email: 'other@example.com', name: 'Other' });
+      expect(second.status).toBe(201);
+      const accounts = createAccountService(store);
+      const familyOf = async (email: string) =>
+        (await store.db.selectFrom('family_memberships').select('family_id').where('user_id', '=', (await accounts.find(email))!.userId).executeTakeFirstOrThrow()).family_id;
+      expect(await familyOf('solo@example.com')).not.toBe(await familyOf('other@example.com'));
+
+      for (let i = 3; i <= THROTTLE_RULES.signUp.free + 1; i++) {
+        expect((await makeAccount(browser, '/signup', { email: `user${i}@example.com`, name: `User ${i}` })).status, `account ${i}`).toBe(201);
+      }
+      const refused = await makeAccount(browser, '/signup', { email: 'late@example.com', name: 'Late' });
+      expect(refused.status).toBe(429);
+      expect(refused.headers['retry-after']).toBe('2');
+      expect(await accounts.find('late@example.com')).toBeUndefined();
+    } finally {
+      await store.db.destroy();
+      await t.close();
+    }
+  });
+});

@@ -1,0 +1,139 @@
+import { existsSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createDeployment, type Deployment } from './support/deployment.js';
+import { runCli, startServer, type ServerProcess } from './support/processes.js';
+import { testDialect } from './support/test-database.js';
+
+/**
+ * The sign-in pages in a real browser (Debian's `chromium`, driven by playwright-core), against
+ * a real `cardshelf serve` seeded with the demo: what a newcomer does after the README's two
+ * commands. Skipped without the browser, except on CI (CI=true), as test/docs-browser.test.ts.
+ */
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const haveBrowser = existsSync(CHROMIUM) || process.env.CI === 'true';
+const DEVICE_GRANT = 'urn:ietf:params:oauth:grant-type:device_code';
+
+/** A free loopback port: the public base URL (the issuer) must name the port the server takes. */
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+const form = (fields: Record<string, string>) => ({
+  method: 'POST',
+  headers: { 'content-type': 'application/x-www-form-urlencoded' },
+  body: new URLSearchParams(fields).toString(),
+});
+
+/** Every field a person fills has a label that names it; the page says its language and title. */
+async function expectLabelled(page: Page): Promise<void> {
+  const unlabelled: string[] = [];
+  for (const input of await page.locator('input:not([type=hidden])').all()) {
+    const id = await input.getAttribute('id');
+    if (!id || (await page.locator(`label[for="${id}"]`).count()) !== 1) unlabelled.push(await input.evaluate((e) => e.outerHTML));
+  }
+  expect(unlabelled).toEqual([]);
+  expect(await page.getAttribute('html', 'lang')).toBe('en');
+  expect(await page.title()).toMatch(/ - Cardshelf$/);
+}
+
+describe.skipIf(!haveBrowser)(`signing in from Chromium on ${testDialect()}`, { timeout: 180_000 }, () => {
+  let deployment: Deployment;
+  let server: ServerProcess;
+  let browser: Browser;
+  let demo: { email: string; password: string };
+  beforeAll(async () => {
+    deployment = await createDeployment();
+    const seeded = runCli(['seed', '--demo'], deployment.env);
+    expect((await seeded.exited).code, seeded.stderr()).toBe(0);
+    const [, email = '', password = ''] = /sign in as (\S+) with the password (\S+)/.exec(seeded.stderr()) ?? [];
+    demo = { email, password };
+    const port = await freePort();
+    server = await startServer({ ...deployment.env, PORT: String(port), PUBLIC_BASE_URL: `http://127.0.0.1:${port}` });
+    browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await server?.stop('SIGKILL', 0);
+    await deployment?.close();
+  });
+
+  it("device login: the code entered at /activate, the demo parent signs in and approves; the app lists the demo user's cards and refreshes; then invites a second parent who joins by the link", async () => {
+    const started = await fetch(`${server.url}/oauth/device/code`, form({ client_id: 'yoto-nodejs-client', scope: 'openid profile offline_access', audience: 'https://api.yotoplay.com' }));
+    expect(started.status).toBe(200);
+    const device = (await started.json()) as { device_code: string; user_code: string; verification_uri: string };
+
+    const page = await browser.newPage();
+    const problems: string[] = [];
+    page.on('pageerror', (err) => problems.push(err.message));
+    page.on('console', (msg) => {
+      if (msg.type() === 'error') problems.push(msg.text());
+    });
+
+    await page.goto(device.verification_uri);
+    await expectLabelled(page);
+    await page.getByLabel('Code').fill(device.user_code);
+    await page.getByRole('button', { name: 'Continue' }).click();
+    await page.getByText('Is this your device?').waitFor();
+    expect(await page.content()).toContain('Cardshelf has not verified this app');
+    await page.getByRole('button', { name: 'Continue' }).click();
+
+    await page.getByRole('heading', { name: 'Sign in' }).waitFor();
+    await expectLabelled(page);
+    await page.getByLabel('Email').fill(demo.email);
+    await page.getByLabel('Password').fill('not the password');
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('alert').waitFor();
+    expect(await page.getByRole('alert').innerText()).toContain('do not match an account');
+    await page.getByLabel('Password').fill(demo.password);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+
+    await page.getByRole('heading', { name: 'Approve this app?' }).waitFor();
+    expect(await page.content()).toContain('Demo Parent');
+    await page.getByRole('button', { name: 'Approve' }).click();
+    await page.getByRole('heading', { name: 'Device connected' }).waitFor();
+
+    const tokens = await fetch(`${server.url}/oauth/token`, form({ grant_type: DEVICE_GRANT, device_code: device.device_code, client_id: 'yoto-nodejs-client' }));
+    const granted = (await tokens.json()) as { access_token: string; refresh_token: string };
+    expect(tokens.status, JSON.stringify(granted)).toBe(200);
+    const mine = await fetch(`${server.url}/content/mine`, { headers: { authorization: `Bearer ${granted.access_token}` } });
+    expect(mine.status).toBe(200);
+    expect(((await mine.json()) as { cards: unknown[] }).cards.length).toBeGreaterThan(0);
+
+    const refreshed = await fetch(`${server.url}/oauth/token`, form({ grant_type: 'refresh_token', refresh_token: granted.refresh_token, client_id: 'yoto-nodejs-client' }));
+    const renewed = (await refreshed.json()) as { access_token: string; refresh_token: string };
+    expect(refreshed.status, JSON.stringify(renewed)).toBe(200);
+    expect(renewed.refresh_token).not.toBe(granted.refresh_token);
+
+    // The demo parent invites a second parent, who joins by the link alone.
+    type FamilyAnswer = { family: { familyId: string; members: { userId: string }[] } };
+    const familyNow = async () =>
+      ((await (await fetch(`${server.url}/user/family`, { headers: { authorization: `Bearer ${renewed.access_token}` } })).json()) as FamilyAnswer).family;
+    const before = await familyNow();
+    const invited = await fetch(`${server.url}/user/invitations`, { method: 'POST', headers: { authorization: `Bearer ${renewed.access_token}` } });
+    expect(invited.status).toBe(201);
+    const { invitation } = (await invited.json()) as { invitation: { url: string; familyId: string } };
+    const joining = await browser.newPage();
+    await joining.goto(invitation.url);
+    await expectLabelled(joining);
+    await joining.getByLabel('Your name').fill('Second Parent');
+    await joining.getByLabel('Email').fill('second.parent@example.com');
+    await joining.getByLabel('Password').fill('a long enough password');
+    await joining.getByRole('button', { name: 'Make my account' }).click();
+    await joining.waitForLoadState();
+    expect(await joining.content()).toContain('Your account is ready');
+    await joining.getByRole('heading', { name: 'Your account is ready' }).waitFor();
+
+    const after = await familyNow();
+    expect(after.familyId).toBe(invitation.familyId);
+    expect(after.members).toHaveLength(before.members.length + 1);
+
+    // The pages' own policy let them load and submit everything they need.
+    expect(problems.filter((p) => /Content Security Policy|Refused to/i.test(p))).toEqual([]);
+  });
+});
