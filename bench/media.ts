@@ -44,10 +44,10 @@ async function tone(seconds: number, file: string): Promise<void> {
 function child(command: string, args: string[], env: Record<string, string>): { proc: ChildProcess; firstLine: Promise<string>; output: () => string } {
   const proc = spawn(command, args, { cwd: rootDir, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
-  proc.stdout!.on('data', (d: Buffer) => (out += d.toString()));
-  proc.stderr!.on('data', (d: Buffer) => (out += d.toString()));
+  proc.stdout.on('data', (d: Buffer) => (out += d.toString()));
+  proc.stderr.on('data', (d: Buffer) => (out += d.toString()));
   const firstLine = new Promise<string>((resolve, reject) => {
-    proc.stdout!.on('data', () => {
+    proc.stdout.on('data', () => {
       const m = /Server listening at http:\/\/127\.0\.0\.1:(\d+)|^(\d+)\n/m.exec(out);
       if (m) resolve(m[1] ?? m[2]!);
     });
@@ -80,18 +80,19 @@ try {
   if (config.auth.mode !== 'local') throw new Error('local issuer expected');
   const key = await loadOrCreateSigningKey(config.auth.keyFile);
   const token = await mintToken(key, { sub: 'auth0|bench', scope: 'user:content:manage', expiresIn: '1h', issuer: config.auth.issuer, audience: config.auth.audience });
-  const api = async (p: string, init: RequestInit = {}) =>
-    (await fetch(`${base}${p}`, { ...init, headers: { authorization: `Bearer ${token}`, ...(init.headers ?? {}) } })).json() as Promise<any>;
+  /** The JSON of an API answer, taken to have the shape `T` the caller reads. */
+  const api = async <T>(p: string, init: RequestInit = {}): Promise<T> =>
+    (await (await fetch(`${base}${p}`, { ...init, headers: { authorization: `Bearer ${token}`, ...(init.headers ?? {}) } })).json()) as T;
 
   /** Uploads a file, waits for its transcode: the transcode and the wall time from PUT's end. */
   async function transcodeThrough(file: string): Promise<{ sha: string; seconds: number }> {
     const bytes = await readFile(file);
-    const { upload } = await api('/media/transcode/audio/uploadUrl');
+    const { upload } = await api<{ upload: { uploadUrl: string; uploadId: string } }>('/media/transcode/audio/uploadUrl');
     const put = await fetch(upload.uploadUrl, { method: 'PUT', body: bytes, headers: { 'content-type': 'audio/mpeg' } });
     if (put.status !== 200) throw new Error(`PUT ${put.status}: ${await put.text()}`);
     const t0 = performance.now();
     for (;;) {
-      const { transcode } = await api(`/media/upload/${upload.uploadId}/transcoded`);
+      const { transcode } = await api<{ transcode: { transcodedSha256?: string } }>(`/media/upload/${upload.uploadId}/transcoded`);
       if (transcode.transcodedSha256) return { sha: transcode.transcodedSha256, seconds: (performance.now() - t0) / 1000 };
       await new Promise((r) => setTimeout(r, 50));
     }
@@ -101,13 +102,16 @@ try {
   const fiveMinutes = path.join(dir, 'five.mp3');
   await tone(300, fiveMinutes);
   const track = await transcodeThrough(fiveMinutes);
-  const card = await api('/content', {
+  const card = await api<{ card: { cardId: string } }>('/content', {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
     body: JSON.stringify({ title: 'bench', content: { chapters: [{ key: '01', tracks: [{ key: '01', type: 'audio', trackUrl: `service:#${track.sha}` }] }] } }),
   });
-  const read = await api(`/content/${card.card.cardId}?playable=true`);
-  const signed: string = read.card.content.chapters[0].tracks[0].trackUrl;
+  const read = await api<{ card: { content: { chapters: { tracks: { trackUrl: string }[] }[] } } }>(
+    `/content/${card.card.cardId}?playable=true`,
+  );
+  const signed = read.card.content.chapters[0]?.tracks[0]?.trackUrl;
+  if (!signed) throw new Error('the card read back has no track');
   const trackFile = path.join(config.media.dir, 'objects', track.sha.slice(0, 2), track.sha);
   const size = (await readFile(trackFile)).length;
   const ceiling = child(process.execPath, ['--import', 'tsx', 'bench/file-ceiling-server.ts'], { FILE: trackFile, PORT: '0' });

@@ -18,6 +18,9 @@ const USAGE = `usage: npm run bench -- [options]
   --log-level L      the server's LOG_LEVEL                     (BENCH_LOG_LEVEL, default warn)
   --built            run bin/cardshelf.js (dist/) instead of the TypeScript sources
   --cpu-prof         profile the server (node --cpu-prof) and print where the time went
+  --against REV      also run the given git revision (built beside this tree), alternating with
+                     this tree in every scenario, and print the ratios of the two
+  --rounds N         with --against: rounds of each scenario, the order alternating (default 3)
   --label TEXT       a note for the results table
   --no-record        do not write bench/results or bench/RESULTS.md
   --smoke            a short functional run (BENCH_SMOKE=1): ~1 s a scenario, scale 2, nothing recorded
@@ -39,6 +42,8 @@ export interface Options {
   built: boolean;
   cpuProf: boolean;
   label: string;
+  against: string | undefined;
+  rounds: number;
   record: boolean;
   smoke: boolean;
 }
@@ -60,6 +65,8 @@ export function readOptions(argv: string[]): Options {
       built: { type: 'boolean', default: false },
       'cpu-prof': { type: 'boolean', default: false },
       label: { type: 'string', default: '' },
+      against: { type: 'string' },
+      rounds: { type: 'string' },
       'no-record': { type: 'boolean', default: false },
       smoke: { type: 'boolean', default: false },
       help: { type: 'boolean', default: false },
@@ -97,6 +104,8 @@ export function readOptions(argv: string[]): Options {
     built: values.built,
     cpuProf: values['cpu-prof'],
     label: values.label,
+    against: values.against,
+    rounds: Math.round(num(values.rounds, undefined, smoke ? 1 : 3, 'rounds')),
     record: !smoke && !values['no-record'],
     smoke,
   };

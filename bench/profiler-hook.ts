@@ -14,7 +14,7 @@ if (dir) {
   const session = new Session();
   session.connect();
   let running = false;
-  const post = (method: string, params?: object): Promise<any> =>
+  const post = (method: string, params?: object): Promise<unknown> =>
     new Promise((resolve, reject) => {
       session.post(method, params ?? {}, (err, result) => (err ? reject(err) : resolve(result)));
     });
@@ -26,7 +26,8 @@ if (dir) {
       return;
     }
     running = false;
-    void post('Profiler.stop').then(({ profile }: { profile: unknown }) => {
+    void post('Profiler.stop').then((result) => {
+      const { profile } = result as { profile: unknown };
       const file = path.join(dir, `${Date.now()}-${process.pid}.cpuprofile`);
       // Written under a temporary name and renamed, so the benchmark never reads half a file.
       writeFileSync(`${file}.tmp`, JSON.stringify(profile));

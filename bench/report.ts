@@ -54,7 +54,7 @@ export interface StoreResult {
 const fmt = (n: number): string => n.toLocaleString('en');
 const ms = (n: number): string => (n < 10 ? n.toFixed(2) : n.toFixed(1));
 
-function targetText(t: Scenario['target']): string {
+export function targetText(t: Scenario['target']): string {
   const parts: string[] = [];
   if (t.ratio !== undefined) parts.push(`>= ${t.ratio * 100}% of ceiling`);
   if (t.p99Ms !== undefined) parts.push(`p99 < ${t.p99Ms} ms`);
@@ -155,6 +155,11 @@ export async function record(opts: Options, command: string, startedAt: Date, m:
       '',
     ].join('\n'),
   );
+  await addRunSections(sections);
+}
+
+/** Adds sections (markdown) at the top of RESULTS.md's runs. */
+export async function addRunSections(sections: string[]): Promise<void> {
   let md: string;
   try {
     md = await readFile(RESULTS_MD, 'utf8');

@@ -14,6 +14,8 @@
  * `--smoke` (or BENCH_SMOKE=1) is a functional check of the harness (about a second a scenario,
  * nothing recorded): it fails only when a request fails, never on a timing.
  *
+ * `--against REV` compares this tree with a git revision in one run (bench/against.ts).
+ *
  * Options (flag, or environment variable): see USAGE in bench/options.ts, or `npm run bench -- --help`.
  */
 import { mkdtemp } from 'node:fs/promises';
@@ -25,7 +27,8 @@ import { log } from './log.js';
 import { readOptions, type Options, type StoreName } from './options.js';
 import { memoryOf } from './process-sampler.js';
 import { formatSummary } from './profile-summary.js';
-import { formatRow, machine, printResults, record, type ScenarioResult, type StoreResult } from './report.js';
+import { formatRow, machine, printResults, record, type Machine, type ScenarioResult, type StoreResult } from './report.js';
+import { benchStoreAgainst, checkoutRevision, printCompared, recordCompared, type ComparedStore } from './against.js';
 import { runScenario } from './run-scenario.js';
 import { scenarios } from './scenarios.js';
 import { freePort, startServer, type Server } from './server.js';
@@ -90,6 +93,7 @@ async function main(): Promise<number> {
     `bench: ${m.cpu}, ${m.cores} cores, Node ${m.node}, load ${m.loadAverage.join(' ')}; ` +
       `${opts.connections} connections, pipelining ${opts.pipelining}, ${opts.duration} s + ${opts.warmup} s warm-up; stores: ${opts.stores.join(', ')}`,
   );
+  if (opts.against) return compareAgainst(opts, opts.against, command, startedAt, m);
   const ceiling = await startCeiling();
   const results: StoreResult[] = [];
   try {
@@ -110,6 +114,33 @@ async function main(): Promise<number> {
     return 1;
   }
   if (opts.smoke) log('bench smoke: every scenario answered, on every store');
+  return 0;
+}
+
+/** `--against REV`: this tree and REV alternately, scenario by scenario (bench/against.ts). */
+async function compareAgainst(opts: Options, rev: string, command: string, startedAt: Date, m: Machine): Promise<number> {
+  if (opts.dataDir) throw new Error('--against seeds a database for each side: it does not take --data-dir');
+  const checkout = await checkoutRevision(opts, rev);
+  const results: ComparedStore[] = [];
+  try {
+    const ceiling = await startCeiling();
+    try {
+      for (const store of opts.stores) results.push(await benchStoreAgainst(opts, store, ceiling, checkout));
+    } finally {
+      await ceiling.stop();
+    }
+  } finally {
+    await checkout.cleanup();
+  }
+  printCompared(results);
+  if (opts.record) await recordCompared(opts, command, startedAt, m, results);
+  const failed = results.flatMap((s) =>
+    s.scenarios.filter((r) => r.current.failed + (r.against?.failed ?? 0) > 0).map((r) => `${s.store}/${r.name}`),
+  );
+  if (failed.length > 0) {
+    log(`bench: requests failed in ${failed.join(', ')}`);
+    return 1;
+  }
   return 0;
 }
 

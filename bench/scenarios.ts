@@ -19,6 +19,8 @@ export interface Scenario {
   headers?: Record<string, string>;
   /** The one status every answer must have, when it is not a 2xx (a 304). */
   status?: number;
+  /** Every answer after the first is a replay (Idempotent-Replayed), checked before the run. */
+  replays?: boolean;
   note?: string;
 }
 
@@ -103,6 +105,7 @@ export function scenarios(f: Fixtures): Scenario[] {
       token: f.list50,
       body: JSON.stringify(f.wishlistBody),
       headers: { 'idempotency-key': `bench-${f.runTag}` },
+      replays: true,
       note: 'one Idempotency-Key: the first request creates, every later one replays (201, Idempotent-Replayed); compare with wishlist-post',
     },
   ];

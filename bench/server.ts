@@ -23,17 +23,20 @@ export async function freePort(): Promise<number> {
   return port;
 }
 
-/** `node [--import tsx] <cardshelf> ...args`: the sources through tsx, or the build. */
-function cardshelfCommand(opts: Options, nodeFlags: string[], args: string[]): string[] {
+/**
+ * `node [--import tsx] <cardshelf> ...args`: the sources through tsx, or the build, of the tree
+ * at `root` (this one, or the revision of --against).
+ */
+function cardshelfCommand(opts: Options, root: string, nodeFlags: string[], args: string[]): string[] {
   return opts.built
-    ? [...nodeFlags, path.join(rootDir, 'bin/cardshelf.js'), ...args]
-    : ['--import', 'tsx', ...nodeFlags, path.join(rootDir, 'src', 'main.ts'), ...args];
+    ? [...nodeFlags, path.join(root, 'bin/cardshelf.js'), ...args]
+    : ['--import', 'tsx', ...nodeFlags, path.join(root, 'src', 'main.ts'), ...args];
 }
 
-/** Runs the cardshelf command to its end; its stderr (progress) goes to ours. */
-export async function runCardshelf(opts: Options, env: NodeJS.ProcessEnv, args: string[]): Promise<number> {
-  const child = spawn(process.execPath, cardshelfCommand(opts, [], args), {
-    cwd: rootDir,
+/** Runs the cardshelf command of `root` to its end; its stderr (progress) goes to ours. */
+export async function runCardshelf(opts: Options, env: NodeJS.ProcessEnv, args: string[], root = rootDir): Promise<number> {
+  const child = spawn(process.execPath, cardshelfCommand(opts, root, [], args), {
+    cwd: root,
     env,
     stdio: ['ignore', 'ignore', 'inherit'],
   });
@@ -51,14 +54,19 @@ export interface Server {
   stop(): Promise<void>;
 }
 
-export async function startServer(opts: Options, env: NodeJS.ProcessEnv, profileDir: string | undefined): Promise<Server> {
+export async function startServer(
+  opts: Options,
+  env: NodeJS.ProcessEnv,
+  profileDir: string | undefined,
+  root = rootDir,
+): Promise<Server> {
   const port = Number(env.PORT);
   // The hook is TypeScript: with the build, tsx is loaded for it alone.
   const hook = ['--import', path.join(benchDir, 'profiler-hook.ts')];
   const nodeFlags = profileDir ? (opts.built ? ['--import', 'tsx', ...hook] : hook) : [];
   const args = ['serve', ...(opts.workers > 1 ? ['--workers', String(opts.workers)] : [])];
-  const child = spawn(process.execPath, cardshelfCommand(opts, nodeFlags, args), {
-    cwd: rootDir,
+  const child = spawn(process.execPath, cardshelfCommand(opts, root, nodeFlags, args), {
+    cwd: root,
     env: profileDir ? { ...env, BENCH_PROFILE_DIR: profileDir } : env,
     // The server's log lines are written as in production (a pipe costs what a log shipper
     // would), and dropped.

@@ -105,7 +105,7 @@ export async function setupStore(opts: Options, store: StoreName, port: number):
  * Seeds the database (`cardshelf seed --scale N`) unless --data-dir holds one already: the
  * seconds the seed took, or null when this run did not seed it.
  */
-export async function seedStore(opts: Options, store: StoreName, setup: StoreSetup): Promise<number | null> {
+export async function seedStore(opts: Options, store: StoreName, setup: StoreSetup, root?: string): Promise<number | null> {
   const hasDb = store === 'sqlite' && opts.dataDir !== undefined && (await readdir(setup.dataDir).catch((): string[] => [])).includes('cardshelf.db');
   if (hasDb) {
     log(`${store}: using the database in ${setup.dataDir} as it is`);
@@ -113,7 +113,7 @@ export async function seedStore(opts: Options, store: StoreName, setup: StoreSet
   }
   log(`${store}: seeding ${opts.scale} users (cardshelf seed --scale ${opts.scale})`);
   const t0 = performance.now();
-  const code = await runCardshelf(opts, setup.env, ['seed', '--scale', String(opts.scale)]);
+  const code = await runCardshelf(opts, setup.env, ['seed', '--scale', String(opts.scale)], root);
   if (code === 2) {
     log(`${store}: the database was seeded already; using it as it is`);
     return null;

@@ -65,10 +65,13 @@ export interface AppOptions {
  * were added, and hooks on routes (onRoute) only see the routes added after them.
  */
 export async function buildApp(config: Readonly<Config>, opts: AppOptions = {}): Promise<App> {
-  const { store, registry } = await openMeasuredStore(config, opts);
+  const { store, registry, unwatchStatements } = await openMeasuredStore(config, opts);
   const verifier = await createVerifier(config.auth);
   const app = createFastify(config);
-  if (!opts.store) app.addHook('onClose', async () => store.db.destroy());
+  app.addHook('onClose', async () => {
+    unwatchStatements();
+    if (!opts.store) await store.db.destroy();
+  });
 
   registerRequestLog(app, config.logLevel);
   addSharedSchemas(app);
@@ -99,14 +102,18 @@ export async function buildApp(config: Readonly<Config>, opts: AppOptions = {}):
 }
 
 /**
- * The configured store (or the one given), migrated unless told not to, with every query timed
- * for the metrics: what the services use is the same connections through the metrics' plugin.
+ * The configured store (or the one given), migrated unless told not to, with every statement
+ * timed for the metrics where the driver runs it (db/statement-watch.ts); `unwatchStatements`
+ * stops that when the app closes (a store given by the caller outlives the app).
  */
-async function openMeasuredStore(config: Readonly<Config>, opts: AppOptions): Promise<{ store: Store; registry: Registry }> {
-  const opened = opts.store ?? openStore(config.database);
-  if (opts.migrate !== false) await migrateToLatest(opened);
-  const { registry, dbPlugin } = createMetrics(opened, { transcodeQueue: () => transcodeQueueDepth(opened.db) });
-  return { store: { ...opened, db: opened.db.withPlugin(dbPlugin) }, registry };
+async function openMeasuredStore(
+  config: Readonly<Config>,
+  opts: AppOptions,
+): Promise<{ store: Store; registry: Registry; unwatchStatements: () => void }> {
+  const store = opts.store ?? openStore(config.database);
+  if (opts.migrate !== false) await migrateToLatest(store);
+  const { registry, observeStatement } = createMetrics(store, { transcodeQueue: () => transcodeQueueDepth(store.db) });
+  return { store, registry, unwatchStatements: store.dialect.watchStatements(observeStatement) };
 }
 
 /** Fastify with every server, router and validator option of the app. */
@@ -123,6 +130,8 @@ function createFastify(config: Readonly<Config>): App {
     requestIdHeader: false,
     genReqId: requestId,
     return503OnClosing: true,
+    // Behind a proxy, the client's address (rate limits, METRICS_ALLOW, logs) from X-Forwarded-For.
+    trustProxy: config.trustProxy,
     // A request must arrive whole within this time: a body that stops short of its
     // Content-Length would otherwise hold its connection open forever. Node then answers 408
     // (through clientErrorHandler), checking every second instead of every 30 seconds; it only

@@ -122,6 +122,11 @@ const EnvSchema = Type.Object({
   METRICS_TOKEN: Type.Optional(Type.String({ minLength: 16 })),
   /** GET /metrics only from these client addresses or CIDR ranges (comma-separated) when set. */
   METRICS_ALLOW: Type.Optional(Type.String({ minLength: 1 })),
+  /**
+   * Fastify's trustProxy: `true` (any peer), or the proxies' addresses or CIDR ranges
+   * (comma-separated), whose X-Forwarded-For then names the client.
+   */
+  TRUST_PROXY: Type.Optional(Type.String({ minLength: 1 })),
 });
 
 type Env = Static<typeof EnvSchema>;
@@ -147,6 +152,8 @@ export interface Config {
   shutdownDeadlineMs: number;
   loadShedding: { maxEventLoopDelayMs: number; maxHeapUsedBytes: number };
   metrics: { token: string | undefined; allow: string[] | undefined };
+  /** Whose X-Forwarded-For names the client (request.ip): Fastify's trustProxy. */
+  trustProxy: boolean | string[];
   signIn: { accessTokenTtlSeconds: number; refreshTokenTtlSeconds: number; cookieKeys: string[] | undefined; signup: 'closed' | 'invite' | 'open' };
 }
 
@@ -200,6 +207,7 @@ function fromEnv(env: Env): Config {
   if (badRanges.length > 0) {
     throw new ConfigError(`invalid configuration: METRICS_ALLOW: not an address or CIDR range: ${badRanges.join(', ')}`);
   }
+  const trustProxy = trustProxyOf(env.TRUST_PROXY);
   const publicBaseUrl = (env.PUBLIC_BASE_URL ?? `http://localhost:${env.PORT}`).replace(/\/+$/, '');
   const auth: AuthConfig =
     env.AUTH_ISSUER && env.AUTH_AUDIENCE && env.AUTH_JWKS_URL
@@ -285,6 +293,7 @@ function fromEnv(env: Env): Config {
       token: env.METRICS_TOKEN,
       allow: metricsAllow,
     },
+    trustProxy,
     signIn: {
       accessTokenTtlSeconds: env.ACCESS_TOKEN_TTL_SECONDS,
       refreshTokenTtlSeconds: env.REFRESH_TOKEN_TTL_SECONDS,
@@ -292,6 +301,19 @@ function fromEnv(env: Env): Config {
       signup: env.SIGNUP,
     },
   };
+}
+
+/** TRUST_PROXY: unset (no proxy), `true`, or addresses and CIDR ranges. */
+function trustProxyOf(value: string | undefined): Config['trustProxy'] {
+  const text = value?.trim();
+  if (!text || text === 'false') return false;
+  if (text === 'true') return true;
+  const entries = text.split(',').map((a) => a.trim()).filter(Boolean);
+  const bad = entries.filter((entry) => !isAddressOrRange(entry));
+  if (bad.length > 0) {
+    throw new ConfigError(`invalid configuration: TRUST_PROXY: true, or addresses and CIDR ranges; not: ${bad.join(', ')}`);
+  }
+  return entries;
 }
 
 /** `127.0.0.1`, `10.0.0.0/8`, `::1`, `fd00::/8`. */

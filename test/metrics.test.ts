@@ -17,7 +17,8 @@ function sample(text: string, name: string, labels: Record<string, string>): num
 describe(`GET /metrics on ${testDialect()}`, () => {
   let t: TestApp;
   beforeAll(async () => {
-    t = await startTestApp();
+    // inject's client address is 127.0.0.1.
+    t = await startTestApp({ METRICS_ALLOW: '127.0.0.1' });
   });
   afterAll(() => t.close());
 
@@ -93,5 +94,74 @@ describe(`GET /metrics restricted on ${testDialect()}`, () => {
       headers: { authorization: `Bearer ${METRICS_TOKEN}` },
     });
     expect(inside.statusCode).toBe(200);
+  });
+});
+
+describe(`GET /metrics closed by default, and client addresses behind a proxy, on ${testDialect()}`, () => {
+  let open: TestApp;
+  let proxied: TestApp;
+  beforeAll(async () => {
+    open = await startTestApp();
+    // A proxy on 127.0.0.1 in front; the metrics scraper in 10.0.0.0/8.
+    proxied = await startTestApp({ TRUST_PROXY: '127.0.0.1', METRICS_ALLOW: '10.0.0.0/8', RATE_LIMIT_PER_MINUTE: '3' });
+  });
+  afterAll(async () => {
+    await open.close();
+    await proxied.close();
+  });
+
+  it('answers 403 to everyone, loopback included, when neither METRICS_TOKEN nor METRICS_ALLOW is set', async () => {
+    const r = await open.call('GET', '/metrics');
+    expect(r.status).toBe(403);
+    expect(errorCode(r)).toBe('forbidden');
+    expect(r.raw.body).not.toContain('cardshelf_http_requests_total');
+  });
+
+  it('sends no CORS headers on /metrics, while the API keeps them', async () => {
+    const headers = { origin: 'https://elsewhere.example' };
+    const metrics = await proxied.call('GET', '/metrics', { headers: { ...headers, 'x-forwarded-for': '10.1.2.3' } });
+    expect(metrics.status).toBe(200);
+    expect(metrics.headers['access-control-allow-origin']).toBeUndefined();
+    // (A preflight is answered by the catch-all OPTIONS route alike for every path; without
+    // Access-Control-Allow-Origin on the GET itself, a browser still lets no page read it.)
+    expect((await open.call('GET', '/healthz', { headers })).headers['access-control-allow-origin']).toBe('*');
+  });
+
+  it('takes the client address from X-Forwarded-For of a trusted proxy (TRUST_PROXY), and only of one', async () => {
+    const from = (remoteAddress: string, forwardedFor?: string) =>
+      proxied.app.inject({
+        method: 'GET',
+        url: '/metrics',
+        remoteAddress,
+        headers: forwardedFor ? { 'x-forwarded-for': forwardedFor } : {},
+      });
+    expect((await from('127.0.0.1', '10.1.2.3')).statusCode).toBe(200);
+    expect((await from('127.0.0.1', '192.168.7.7')).statusCode).toBe(403);
+    // The proxy itself is not in METRICS_ALLOW.
+    expect((await from('127.0.0.1')).statusCode).toBe(403);
+    // A client that is not the proxy cannot name itself an allowed address.
+    expect((await from('192.168.7.7', '10.1.2.3')).statusCode).toBe(403);
+    // Without TRUST_PROXY the header is not believed.
+    const direct = await open.app.inject({ method: 'GET', url: '/metrics', headers: { 'x-forwarded-for': '10.1.2.3' } });
+    expect(direct.statusCode).toBe(403);
+  });
+
+  it('rate-limits each client behind the proxy on its own address, not the proxy\'s', async () => {
+    const get = (client: string) =>
+      proxied.app.inject({ method: 'GET', url: '/healthz', remoteAddress: '127.0.0.1', headers: { 'x-forwarded-for': client } });
+    for (let i = 0; i < 3; i++) expect((await get('203.0.113.1')).statusCode).toBe(200);
+    expect((await get('203.0.113.1')).statusCode).toBe(429);
+    // Another client through the same proxy has its own budget.
+    expect((await get('203.0.113.2')).statusCode).toBe(200);
+  });
+});
+
+describe('TRUST_PROXY is checked at start', () => {
+  it('refuses what is neither true nor addresses and ranges', async () => {
+    const { loadConfig } = await import('../src/config.js');
+    expect(() => loadConfig({ DATA_DIR: '/tmp/x', TRUST_PROXY: 'the proxy' })).toThrow(/TRUST_PROXY/);
+    expect(loadConfig({ DATA_DIR: '/tmp/x', TRUST_PROXY: '10.0.0.0/8, ::1' }).trustProxy).toEqual(['10.0.0.0/8', '::1']);
+    expect(loadConfig({ DATA_DIR: '/tmp/x', TRUST_PROXY: 'true' }).trustProxy).toBe(true);
+    expect(loadConfig({ DATA_DIR: '/tmp/x' }).trustProxy).toBe(false);
   });
 });

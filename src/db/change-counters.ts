@@ -1,4 +1,4 @@
-import { sql } from 'kysely';
+import { sql, type AliasedRawBuilder, type Expression } from 'kysely';
 import type { Db } from './unit-of-work.js';
 
 /**
@@ -48,4 +48,35 @@ export async function readCounters(db: Db, wanted: readonly string[]): Promise<n
     .execute();
   const found = new Map(rows.map((r) => [r.scope, Number(r.version)]));
   return wanted.map((scope) => found.get(scope) ?? 0);
+}
+
+/** The scopes a family's answers show: its own, its groups', and the catalogue's. */
+export type FamilyScope = 'family' | 'groups' | 'catalogue';
+
+/** The scope of a family's kind of data (see `scopes`). */
+export const familyScope = (kind: FamilyScope, familyId: string): string =>
+  kind === 'catalogue' ? scopes.catalogue : scopes[kind](familyId);
+
+/**
+ * The counters of `wanted` for the family whose id is `familyId` (a column of the query), as
+ * values the query selects (`counter_0`, `counter_1`, ..., in the order of `wanted`; read them
+ * back with `countersOf`): so that the read that finds a family, or a row of one, also reads the
+ * counters of its tag, one statement instead of two. 0 for a scope never written.
+ */
+export function selectCounters(
+  wanted: readonly FamilyScope[],
+  familyId: Expression<string>,
+): AliasedRawBuilder<number | string, `counter_${number}`>[] {
+  return wanted.map((kind, i) => {
+    // A family's scope is its prefix and the family's id (see `scopes`): the database makes it.
+    const scope = kind === 'catalogue' ? sql.lit(scopes.catalogue) : sql`${sql.lit(familyScope(kind, ''))} || ${familyId}`;
+    return sql<number | string>`coalesce((select c.version from change_counters c where c.scope = ${scope}), 0)`.as(
+      `counter_${i}`,
+    );
+  });
+}
+
+/** The counters a row read with `selectCounters(wanted, ...)` holds, in the order of `wanted`. */
+export function countersOf(row: Record<`counter_${number}`, number | string>, wanted: readonly FamilyScope[]): number[] {
+  return wanted.map((_, i) => Number(row[`counter_${i}`]));
 }

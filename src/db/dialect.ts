@@ -1,5 +1,6 @@
 import type { ColumnDataType, ColumnDefinitionBuilder, Expression, Kysely, Transaction } from 'kysely';
 import type { Database } from './database.js';
+import type { StatementListener } from './statement-watch.js';
 
 /**
  * Everything that differs between the databases Cardshelf runs on, in one place. Queries,
@@ -30,6 +31,11 @@ export interface StoreDialect {
    * each other's rows. Without it (SQLite) a claiming statement holds the write lock instead.
    */
   readonly skipLocked: boolean;
+  /**
+   * Calls `listener` after every statement the store's connections run (timing and counting);
+   * the function returned stops it.
+   */
+  watchStatements(listener: StatementListener): () => void;
   /** The connection pool's use, where there is one (PostgreSQL), for the metrics. */
   poolStats?(): PoolStats;
 }

@@ -7,6 +7,7 @@ import type {
   TransactionSettings,
 } from 'kysely';
 import { asUnavailable, DatabaseUnavailable, UnstorableText } from './errors.js';
+import type { StatementWatch } from './statement-watch.js';
 
 /** What a dialect adds to the guard. */
 export interface DriverGuardOptions {
@@ -20,6 +21,8 @@ export interface DriverGuardOptions {
    * the request fails: only where nothing can have reached the database (see below).
    */
   reconnectWindowMs: number;
+  /** Told of every statement that succeeded, with its time (metrics, statement counts). */
+  statements?: StatementWatch;
 }
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
@@ -151,6 +154,10 @@ export class GuardedDriver implements Driver {
     this.options.checkWritable?.();
   }
 
+  get statements(): StatementWatch | undefined {
+    return this.options.statements;
+  }
+
   private async delegate(
     run: (inner: DatabaseConnection) => Promise<void> | undefined,
     connection: DatabaseConnection,
@@ -198,6 +205,15 @@ class GuardedConnection implements DatabaseConnection {
   }
 
   async executeQuery<R>(query: CompiledQuery): Promise<QueryResult<R>> {
+    const watch = this.driver.statements;
+    if (!watch?.active) return this.run(query);
+    const started = performance.now();
+    const result = await this.run<R>(query);
+    watch.report(query, (performance.now() - started) / 1000);
+    return result;
+  }
+
+  private async run<R>(query: CompiledQuery): Promise<QueryResult<R>> {
     if (query.parameters.some(hasNul)) throw new UnstorableText();
     const read = isRead(query);
     if (!read && !this.inTransaction) this.driver.checkWritable();

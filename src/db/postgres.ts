@@ -6,6 +6,7 @@ import type { Database } from './database.js';
 import type { StoreDialect } from './dialect.js';
 import { asUnavailable } from './errors.js';
 import { GuardedDriver } from './guarded-driver.js';
+import { StatementWatch } from './statement-watch.js';
 
 /**
  * How long a connection that cannot be made is tried again before the request fails: long
@@ -20,13 +21,40 @@ class GuardedPostgresDialect extends PostgresDialect {
   constructor(
     pool: PostgresPool,
     private readonly reconnectWindowMs: number,
+    private readonly statements: StatementWatch,
   ) {
     super({ pool });
   }
 
   override createDriver(): Driver {
-    return new GuardedDriver(super.createDriver(), { reconnectWindowMs: this.reconnectWindowMs });
+    return new GuardedDriver(super.createDriver(), { reconnectWindowMs: this.reconnectWindowMs, statements: this.statements });
   }
+}
+
+/** How many SQL texts get a prepared statement of their own on each connection (see `named`). */
+const PREPARED_TEXTS = 1_000;
+const statementNames = new Map<string, string>();
+
+/**
+ * `query(text, values)` as `query({ name, text, values })`: node-postgres then prepares the
+ * statement once per connection (parse and plan) and later only binds and runs it, one message
+ * fewer each time and no parsing or planning on the server. Kysely sends every query as text
+ * and values, so this is where a query shape becomes a kept statement. The name is a hash of
+ * the text, so every connection and every instance names a shape alike. Statements without
+ * values (transaction control, DDL, migrations) are left alone, and past PREPARED_TEXTS texts
+ * (a shape that varies, such as `in` lists of every length) the rest run unnamed, so that no
+ * connection keeps an unbounded number of statements on the server.
+ */
+function named(args: unknown[]): unknown[] {
+  const [text, values, ...rest] = args;
+  if (typeof text !== 'string' || !Array.isArray(values) || values.length === 0) return args;
+  let name = statementNames.get(text);
+  if (name === undefined) {
+    if (statementNames.size >= PREPARED_TEXTS) return args;
+    name = `cs_${createHash('sha256').update(text, 'utf8').digest('base64url').slice(0, 22)}`;
+    statementNames.set(text, name);
+  }
+  return [{ name, text, values }, ...rest];
 }
 
 /**
@@ -55,7 +83,7 @@ function resilientPool(config: PostgresConfig): { pool: pg.Pool; kyselyPool: Pos
     client.on('error', () => {});
     const query = client.query.bind(client) as (...args: unknown[]) => unknown;
     client.query = ((...args: unknown[]) => {
-      const result = query(...args);
+      const result = query(...named(args));
       if (result instanceof Promise) {
         result.catch((err: unknown) => {
           if (asUnavailable(err)?.reason === 'timeout' && !(err as { code?: unknown }).code) broken.add(client);
@@ -89,12 +117,14 @@ function advisoryLockId(key: string): string {
 
 export function postgresDialect(config: PostgresConfig): StoreDialect {
   const { pool, kyselyPool } = resilientPool(config);
+  const statements = new StatementWatch();
   return {
     name: 'postgres',
     createKysely: () =>
       new Kysely<Database>({
-        dialect: new GuardedPostgresDialect(kyselyPool, Math.min(RECONNECT_WINDOW_MS, config.connectTimeoutMs)),
+        dialect: new GuardedPostgresDialect(kyselyPool, Math.min(RECONNECT_WINDOW_MS, config.connectTimeoutMs), statements),
       }),
+    watchStatements: (listener) => statements.add(listener),
     // Transaction-scoped: every instance on the database waits for it, and commit or rollback
     // releases it, so a request that fails half-way cannot leave it held.
     lockKey: async (trx, key) => {

@@ -16,6 +16,7 @@ import type { Database } from './database.js';
 import type { StoreDialect } from './dialect.js';
 import { DatabaseUnavailable } from './errors.js';
 import { GuardedDriver } from './guarded-driver.js';
+import { StatementWatch } from './statement-watch.js';
 
 /**
  * Kysely's SQLite dialect opens transactions with a deferred `begin`: two processes that both
@@ -24,7 +25,10 @@ import { GuardedDriver } from './guarded-driver.js';
  * serialised, in this process and across processes sharing the file.
  */
 class ImmediateSqliteDialect extends SqliteDialect {
-  constructor(private readonly file: SqliteFile) {
+  constructor(
+    private readonly file: SqliteFile,
+    private readonly statements: StatementWatch,
+  ) {
     super({ database: file.database });
   }
 
@@ -37,6 +41,7 @@ class ImmediateSqliteDialect extends SqliteDialect {
     return new GuardedDriver(driver, {
       reconnectWindowMs: 0,
       checkWritable: () => this.file.checkInPlace(),
+      statements: this.statements,
     });
   }
 
@@ -136,9 +141,11 @@ function keepPreparedStatements(sqlite: SQLite.Database, max = 500): SQLite.Data
 }
 
 export function sqliteDialect(config: SqliteConfig): StoreDialect {
+  const statements = new StatementWatch();
   return {
     name: 'sqlite',
-    createKysely: () => new Kysely<Database>({ dialect: new ImmediateSqliteDialect(openSqlite(config)) }),
+    createKysely: () => new Kysely<Database>({ dialect: new ImmediateSqliteDialect(openSqlite(config), statements) }),
+    watchStatements: (listener) => statements.add(listener),
     // `begin immediate` already holds the database-wide write lock.
     lockKey: async () => {},
     autoIncrementPrimaryKey: (col) => col.primaryKey().autoIncrement(),

@@ -76,14 +76,18 @@ export function ifMatchOf(request: FastifyRequest): Precondition | undefined {
   return list.any ? '*' : list.tags.filter((t) => !t.weak).map((t) => t.opaque);
 }
 
+/** Answers depend on the token: no shared cache may keep them, and clients revalidate. */
+function tagAnswer(reply: FastifyReply, tag: string): void {
+  reply.header('etag', tag).header('cache-control', 'private, no-cache');
+}
+
 /**
  * Gives a read's answer its tag, and answers 304 (no body) when `If-None-Match` names it: true
  * when it did, and the route must send nothing more. The caller reads the tag before it renders
  * the answer, so a 200's body is never older than its tag.
  */
 export function answeredNotModified(request: FastifyRequest, reply: FastifyReply, tag: string): boolean {
-  // Answers depend on the token: no shared cache may keep them, and clients revalidate.
-  reply.header('etag', tag).header('cache-control', 'private, no-cache');
+  tagAnswer(reply, tag);
   if (!noneMatchHits(request, tag)) return false;
   void reply.code(304).send();
   return true;
@@ -98,6 +102,22 @@ export async function sendTagged(
 ): Promise<FastifyReply> {
   if (answeredNotModified(request, reply, tag)) return reply;
   return sendRaw(reply, 200, await render());
+}
+
+/**
+ * `sendTagged` for reads that can read their tag and their answer in one statement: a request
+ * without If-None-Match (a first read) does so; a revalidation reads the tag alone first, since
+ * it usually ends in a 304.
+ */
+export async function sendTaggedRead(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  read: { tag: () => Promise<string>; render: () => Promise<RawJson>; both: () => Promise<{ tag: string; body: RawJson }> },
+): Promise<FastifyReply> {
+  if (request.headers['if-none-match'] !== undefined) return sendTagged(request, reply, await read.tag(), read.render);
+  const { tag, body } = await read.both();
+  tagAnswer(reply, tag);
+  return sendRaw(reply, 200, body);
 }
 
 /**

@@ -1,9 +1,10 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { BlockList, isIP } from 'node:net';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import type { KyselyPlugin, PluginTransformQueryArgs, PluginTransformResultArgs, QueryResult, RootOperationNode, UnknownRow } from 'kysely';
+import type { RootOperationNode } from 'kysely';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { Store } from '../db/dialect.js';
+import type { StatementListener } from '../db/statement-watch.js';
 import { AppError } from '../shared/errors.js';
 import { admitUnderPressure } from './load-shedding.js';
 
@@ -29,7 +30,13 @@ export interface MetricSources {
   transcodeQueue?: () => Promise<{ queued: number; running: number }>;
 }
 
-export function createMetrics(store: Store, sources: MetricSources = {}): { registry: Registry; dbPlugin: KyselyPlugin } {
+export interface Metrics {
+  registry: Registry;
+  /** A store's statement listener (StoreDialect.watchStatements): each statement's time, by kind. */
+  observeStatement: StatementListener;
+}
+
+export function createMetrics(store: Store, sources: MetricSources = {}): Metrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
 
@@ -40,6 +47,18 @@ export function createMetrics(store: Store, sources: MetricSources = {}): { regi
     buckets: DB_BUCKETS,
     registers: [registry],
   });
+  // One child a kind of statement, made once: an observation is then a bucket search and two
+  // additions, without hashing the labels again on every statement.
+  const byOperation = new Map<string, Histogram.Internal<'operation'>>();
+  const observeStatement: StatementListener = (query, seconds) => {
+    const operation = operationOf(query.query.kind);
+    let child = byOperation.get(operation);
+    if (!child) {
+      child = dbQueries.labels({ operation });
+      byOperation.set(operation, child);
+    }
+    child.observe(seconds);
+  };
   const poolStats = store.dialect.poolStats?.bind(store.dialect);
   if (poolStats) {
     new Gauge({
@@ -72,35 +91,12 @@ export function createMetrics(store: Store, sources: MetricSources = {}): { regi
       },
     });
   }
-  return { registry, dbPlugin: new QueryTimer(dbQueries) };
-}
-
-/**
- * Times every query from its compilation to its result (Kysely calls transformQuery just before
- * running it and transformResult once it has rows). A failed query is not timed.
- */
-class QueryTimer implements KyselyPlugin {
-  readonly #started = new WeakMap<object, { start: bigint; operation: string }>();
-  constructor(private readonly histogram: Histogram<'operation'>) {}
-
-  transformQuery(args: PluginTransformQueryArgs): RootOperationNode {
-    this.#started.set(args.queryId, { start: process.hrtime.bigint(), operation: operationOf(args.node) });
-    return args.node;
-  }
-
-  async transformResult(args: PluginTransformResultArgs): Promise<QueryResult<UnknownRow>> {
-    const started = this.#started.get(args.queryId);
-    if (started) {
-      this.#started.delete(args.queryId);
-      this.histogram.observe({ operation: started.operation }, Number(process.hrtime.bigint() - started.start) / 1e9);
-    }
-    return args.result;
-  }
+  return { registry, observeStatement };
 }
 
 /** `select`, `insert`, `update`, `delete`, or `raw` for sql`` (locks, DDL, pings). */
-function operationOf(node: RootOperationNode): string {
-  switch (node.kind) {
+function operationOf(kind: RootOperationNode['kind']): string {
+  switch (kind) {
     case 'SelectQueryNode':
       return 'select';
     case 'InsertQueryNode':
@@ -118,7 +114,8 @@ function operationOf(node: RootOperationNode): string {
 
 /**
  * Request count and latency by route pattern and status, and `GET /metrics` (Prometheus text
- * format), restricted by token and/or address when configured.
+ * format): closed (403) unless a token and/or addresses are configured, which it then requires.
+ * Per-route traffic, queue depths and versions are not for everyone to read.
  */
 export function registerMetrics(app: FastifyInstance, registry: Registry, opts: MetricsOptions): void {
   const requests = new Counter({
@@ -150,10 +147,17 @@ export function registerMetrics(app: FastifyInstance, registry: Registry, opts: 
     '/metrics',
     {
       schema: { hide: true },
-      // Watching an overloaded process is when metrics matter most.
-      config: { pressureHandler: admitUnderPressure },
+      config: {
+        // Watching an overloaded process is when metrics matter most.
+        pressureHandler: admitUnderPressure,
+        // Scrapers are not browsers: no page of another origin is let read them.
+        cors: false,
+      },
     },
     async (request, reply) => {
+      if (!opts.token && !allowed) {
+        throw new AppError('forbidden', 'metrics are closed: set METRICS_TOKEN and/or METRICS_ALLOW to serve them');
+      }
       checkAccess(request, opts.token, allowed);
       return reply.type(registry.contentType).send(await registry.metrics());
     },

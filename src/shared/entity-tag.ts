@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { AppError } from './errors.js';
+import type { RawJson } from './raw-json.js';
 
 /**
  * Entity tags (RFC 9110, section 8.8.3) made from what an answer is built of (the change
@@ -58,6 +59,15 @@ export function createTagger(deployment: readonly string[]): Tagger {
       return `${tag.slice(0, -1)}.s${window}-${keyId}.${hash([reader], 11)}"`;
     },
   };
+}
+
+/**
+ * A read whose tag is known and whose answer is made on demand: what the read found to make
+ * the tag (the caller's family, the row) serves the answer too, instead of being read again.
+ */
+export interface TaggedRead {
+  tag: string;
+  render: () => Promise<RawJson> | RawJson;
 }
 
 /** What `If-Match` asked for: any current representation (`*`), or one of these tags. */

@@ -1,16 +1,55 @@
+import { sql } from 'kysely';
 import type { CardRowUpdate, NewCardRow } from '../../db/database.js';
+import { prepared } from '../../db/prepared.js';
 import type { Db } from '../../db/unit-of-work.js';
 
-/** The list forms of a user's MYO cards, in list order (sortkey, then cardId). */
-export async function listSummariesByOwner(db: Db, userId: string, includeDeleted: boolean): Promise<string[]> {
-  let query = db
-    .selectFrom('cards')
-    .select('summary')
-    .where('user_id', '=', userId)
-    .where('origin', '=', 'myo');
-  if (!includeDeleted) query = query.where('deleted', '=', 0);
-  const rows = await query.orderBy('sortkey').orderBy('card_id').execute();
-  return rows.map((r) => r.summary);
+/** A user's list, as the read of `GET /content/mine` needs it. */
+export interface OwnList {
+  /** The counter of the list's scope (0 when never written). */
+  version: number;
+  /** The list forms, in list order (sortkey, then cardId), as the members of a JSON array. */
+  members: string;
+}
+
+/**
+ * The reads of a user's list of MYO cards, compiled once (db/prepared.ts), with deleted cards
+ * or without: the list alone, and the list with its change counter in the same statement (a
+ * read that will answer 200 pays one statement, not two). The database joins the stored list
+ * forms itself (`string_agg`, SQLite 3.44+ and PostgreSQL), in list order: one text value instead
+ * of a row a card.
+ */
+export function ownListReads(db: Db, includeDeleted: boolean): {
+  list: (on: Db, userId: string) => Promise<string>;
+  listWithVersion: (on: Db, scope: string, userId: string) => Promise<OwnList>;
+} {
+  const summaries = (userId: string) => {
+    let query = db
+      .selectFrom('cards')
+      .select(sql<string | null>`string_agg(summary, ',' order by sortkey, card_id)`.as('members'))
+      .where('user_id', '=', userId)
+      .where('origin', '=', 'myo');
+    if (!includeDeleted) query = query.where('deleted', '=', 0);
+    return query;
+  };
+  const list = prepared((userId: string) => summaries(userId), 1);
+  const listWithVersion = prepared(
+    (scope: string, userId: string) =>
+      db.selectNoFrom((eb) => [
+        eb.selectFrom('change_counters').select('version').where('scope', '=', scope).as('version'),
+        summaries(userId).as('members'),
+      ]),
+    2,
+  );
+  return {
+    async list(on, userId) {
+      const [row] = await list(on, userId);
+      return row?.members ?? '';
+    },
+    async listWithVersion(on, scope, userId) {
+      const [row] = await listWithVersion(on, scope, userId);
+      return { version: Number(row?.version ?? 0), members: row?.members ?? '' };
+    },
+  };
 }
 
 /** Inserts a card; false when the id is taken. */

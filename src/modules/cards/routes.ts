@@ -9,7 +9,7 @@ import type { MediaReadRights } from '../media/read-rights.js';
 import { mediaRefHashesIn } from './media-ref.js';
 import { AdminCardInput, CardEnvelope, CardInput, CardList } from './schemas.js';
 import { CARD_ID_PATTERN } from '../../shared/ids.js';
-import { ifMatchOf, sendTagged } from '../../http/conditional.js';
+import { ifMatchOf, sendTagged, sendTaggedRead } from '../../http/conditional.js';
 import { answerWithWrite } from '../../http/idempotency.js';
 import type { Tagger } from '../../shared/entity-tag.js';
 
@@ -43,7 +43,11 @@ export async function cardRoutes(
       handler: async (req, reply) => {
         const { userId } = req.principal;
         const showDeleted = isOn(req.query.showdeleted);
-        return sendTagged(req, reply, await cards.listTag(userId, showDeleted), () => cards.listMine(userId, showDeleted));
+        return sendTaggedRead(req, reply, {
+          tag: () => cards.listTag(userId, showDeleted),
+          render: () => cards.listMine(userId, showDeleted),
+          both: () => cards.listMineTagged(userId, showDeleted),
+        });
       },
     });
   }

@@ -6,7 +6,7 @@ import { requireMatch, type Precondition, type Tagger } from '../../shared/entit
 import { now } from '../../shared/clock.js';
 import { AppError, badRequest, notFound } from '../../shared/errors.js';
 import { newCardId } from '../../shared/ids.js';
-import { asRawJson, rawArray, wrapRaw, type RawJson } from '../../shared/raw-json.js';
+import { asRawJson, wrapRaw, type RawJson } from '../../shared/raw-json.js';
 import { familyIdOfUser } from '../families/queries.js';
 import type { FamilyService } from '../families/service.js';
 import { mayReadCard } from './access.js';
@@ -29,6 +29,8 @@ export interface CardService {
   listTag(userId: string, showDeleted: boolean): Promise<string>;
   /** `{"cards": [...]}`: the caller's MYO cards in list form. */
   listMine(userId: string, showDeleted: boolean): Promise<RawJson>;
+  /** `listMine` and its tag, read in one statement. */
+  listMineTagged(userId: string, showDeleted: boolean): Promise<{ tag: string; body: RawJson }>;
   /**
    * `{"card": ...}` with chapters, if the caller may read it; otherwise not-found. `access`
    * tells who vouches for the card's media references (media/read-rights.ts).
@@ -68,6 +70,11 @@ export function createCardService(
 ): CardService {
   const { db } = store;
 
+  const ownLists = { all: repo.ownListReads(db, true), live: repo.ownListReads(db, false) };
+  const listTagOf = (userId: string, showDeleted: boolean, version: number): string =>
+    tagger.tag(['cards-mine', userId, showDeleted, version]);
+  const cardList = (members: string): RawJson => wrapRaw('cards', `[${members}]`);
+
   /** A card's answer (`GET /content/{id}`, `/card/{id}`) depends on its row alone. */
   const cardTag = (cardId: string, version: number): string => tagger.tag(['card', cardId, version]);
 
@@ -106,11 +113,17 @@ export function createCardService(
   return {
     async listTag(userId, showDeleted) {
       const [version] = await readCounters(db, [scopes.cards(userId)]);
-      return tagger.tag(['cards-mine', userId, showDeleted, version ?? 0]);
+      return listTagOf(userId, showDeleted, version ?? 0);
     },
 
     async listMine(userId, showDeleted) {
-      return wrapRaw('cards', rawArray(await repo.listSummariesByOwner(db, userId, showDeleted)));
+      return cardList(await (showDeleted ? ownLists.all : ownLists.live).list(db, userId));
+    },
+
+    async listMineTagged(userId, showDeleted) {
+      const read = showDeleted ? ownLists.all : ownLists.live;
+      const { version, members } = await read.listWithVersion(db, scopes.cards(userId), userId);
+      return { tag: listTagOf(userId, showDeleted, version), body: cardList(members) };
     },
 
     async read(userId, cardId) {

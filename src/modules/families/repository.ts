@@ -7,6 +7,8 @@ import type {
   FamilyMembershipsTable,
   MembershipRow,
 } from '../../db/database.js';
+import { countersOf, selectCounters, type FamilyScope } from '../../db/change-counters.js';
+import { preparedPerShape } from '../../db/prepared.js';
 import type { Db } from '../../db/unit-of-work.js';
 
 export async function findMembership(db: Db, userId: string): Promise<MembershipRow | undefined> {
@@ -22,14 +24,52 @@ export async function familyIdOf(db: Db, userId: string): Promise<string | undef
   return row?.family_id;
 }
 
-/** The family the user belongs to, in one read (the membership's key and the family's). */
-export async function findFamilyOfUser(db: Db, userId: string): Promise<FamilyRow | undefined> {
-  return db
-    .selectFrom('family_memberships as m')
-    .innerJoin('families as f', 'f.family_id', 'm.family_id')
-    .selectAll('f')
-    .where('m.user_id', '=', userId)
-    .executeTakeFirst();
+const familyOfUserCounted = preparedPerShape(
+  (wanted: readonly FamilyScope[]) => wanted.join(),
+  (db, wanted, userId: string) =>
+    db
+      .selectFrom('family_memberships as m')
+      .innerJoin('families as f', 'f.family_id', 'm.family_id')
+      .selectAll('f')
+      .select((eb) => selectCounters(wanted, eb.ref('f.family_id')))
+      .where('m.user_id', '=', userId),
+  1,
+);
+
+/**
+ * The family the user belongs to with the counters of `wanted` (see `selectCounters`), in one
+ * read compiled once (db/prepared.ts); undefined when the user has no family yet.
+ */
+export async function findFamilyOfUserCounted(
+  db: Db,
+  userId: string,
+  wanted: readonly FamilyScope[],
+): Promise<{ row: FamilyRow; counters: number[] } | undefined> {
+  const [found] = await familyOfUserCounted(db, wanted, userId);
+  if (!found) return undefined;
+  const { family_id, country, flags, created_at, updated_at } = found;
+  return { row: { family_id, country, flags, created_at, updated_at }, counters: countersOf(found, wanted) };
+}
+
+const familyIdOfUserCounted = preparedPerShape(
+  (wanted: readonly FamilyScope[]) => wanted.join(),
+  (db, wanted, userId: string) =>
+    db
+      .selectFrom('family_memberships as m')
+      .select('m.family_id')
+      .select((eb) => selectCounters(wanted, eb.ref('m.family_id')))
+      .where('m.user_id', '=', userId),
+  1,
+);
+
+/** The id of the user's family with the counters of `wanted`, in one read compiled once; undefined without a family. */
+export async function familyIdOfCounted(
+  db: Db,
+  userId: string,
+  wanted: readonly FamilyScope[],
+): Promise<{ familyId: string; counters: number[] } | undefined> {
+  const [found] = await familyIdOfUserCounted(db, wanted, userId);
+  return found && { familyId: found.family_id, counters: countersOf(found, wanted) };
 }
 
 export async function findFamily(db: Db, familyId: string): Promise<FamilyRow | undefined> {

@@ -23,8 +23,9 @@ export async function familyRoutes(app: App, opts: { families: FamilyService }):
     handler: async (req, reply) => {
       const { userId } = req.principal;
       const opts = { showHistory: isOn(req.query.showhistory), allowStub: isOn(req.query.allowStub) };
-      if (answeredNotModified(req, reply, await families.viewTag(userId, opts))) return reply;
-      return { family: await families.view(userId, opts) };
+      const { tag, render } = await families.read(userId, opts);
+      if (answeredNotModified(req, reply, tag)) return reply;
+      return { family: await render() };
     },
   });
 

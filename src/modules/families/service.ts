@@ -1,6 +1,6 @@
 import type { Config } from '../../config.js';
 import type { FamilyRow } from '../../db/database.js';
-import { bumpCounters, readCounters, scopes } from '../../db/change-counters.js';
+import { bumpCounters, familyScope, readCounters, scopes, type FamilyScope } from '../../db/change-counters.js';
 import type { Store } from '../../db/dialect.js';
 import type { Tagger } from '../../shared/entity-tag.js';
 import { familyLock, inUnitOfWork, userLock, type Trx } from '../../db/unit-of-work.js';
@@ -28,10 +28,18 @@ export interface FamilyService {
   ensureFamilyId(userId: string): Promise<string>;
   /** The user's family id, or undefined when the user has none yet (creates nothing). */
   findFamilyId(userId: string): Promise<string | undefined>;
-  /** The entity tag of `view` with the same options (from change counters, without rendering). */
-  viewTag(userId: string, opts: { showHistory: boolean; allowStub: boolean }): Promise<string>;
-  /** `GET /user/family`: null for a stub family unless `allowStub`. */
-  view(userId: string, opts: { showHistory: boolean; allowStub: boolean }): Promise<Family | null>;
+  /**
+   * The user's family id and the change counters of `wanted` (for an entity tag) in one read,
+   * or undefined when the user has no family yet (creates nothing).
+   */
+  findFamilyIdCounted(userId: string, wanted: readonly FamilyScope[]): Promise<{ familyId: string; counters: number[] } | undefined>;
+  /** `findFamilyIdCounted`, creating an empty (stub) family on first need as `ensureFamilyId` does. */
+  ensureFamilyIdCounted(userId: string, wanted: readonly FamilyScope[]): Promise<{ familyId: string; counters: number[] }>;
+  /**
+   * `GET /user/family`: its tag (from change counters), and the answer when it is rendered, null
+   * for a stub family unless `allowStub`.
+   */
+  read(userId: string, opts: { showHistory: boolean; allowStub: boolean }): Promise<{ tag: string; render: () => Promise<Family | null> }>;
   /**
    * A new user joins a family (an invitation accepted): listed after its members. Members not
    * listed yet (the inviter of a family that was only a stub) are listed too, since the family
@@ -85,6 +93,13 @@ export function createFamilyService(store: Store, config: Pick<Config, 'defaultC
     });
   }
 
+  async function ensureFamilyIdCounted(userId: string, wanted: readonly FamilyScope[]): Promise<{ familyId: string; counters: number[] }> {
+    const found = await repo.familyIdOfCounted(db, userId, wanted);
+    if (found) return found;
+    const familyId = await ensureFamilyId(userId);
+    return { familyId, counters: await readCounters(db, wanted.map((kind) => familyScope(kind, familyId))) };
+  }
+
   async function load(familyId: string, showHistory: boolean): Promise<Family | undefined> {
     const family = await repo.findFamily(db, familyId);
     return family && render(family, showHistory);
@@ -107,19 +122,25 @@ export function createFamilyService(store: Store, config: Pick<Config, 'defaultC
   return {
     ensureFamilyId,
     findFamilyId: (userId) => repo.familyIdOf(db, userId),
+    findFamilyIdCounted: (userId, wanted) => repo.familyIdOfCounted(db, userId, wanted),
+    ensureFamilyIdCounted,
 
-    async viewTag(userId, { showHistory, allowStub }) {
-      const familyId = await ensureFamilyId(userId);
-      // The history shows group events too.
-      const wanted = showHistory ? [scopes.family(familyId), scopes.groups(familyId)] : [scopes.family(familyId)];
-      return tagger.tag(['family', familyId, showHistory, allowStub, ...(await readCounters(db, wanted))]);
-    },
-
-    async view(userId, { showHistory, allowStub }) {
-      const row = await repo.findFamilyOfUser(db, userId);
-      const family = row ? await render(row, showHistory) : await load(await ensureFamilyId(userId), showHistory);
-      if (!family) return null;
-      return isStub(family) && !allowStub ? null : family;
+    async read(userId, { showHistory, allowStub }) {
+      const tagOf = (familyId: string, counters: number[]): string =>
+        tagger.tag(['family', familyId, showHistory, allowStub, ...counters]);
+      const shown = (family: Family | undefined): Family | null =>
+        !family || (isStub(family) && !allowStub) ? null : family;
+      // The history shows group events too: its tag shows the groups' counter.
+      const wanted: FamilyScope[] = showHistory ? ['family', 'groups'] : ['family'];
+      const found = await repo.findFamilyOfUserCounted(db, userId, wanted);
+      if (found) {
+        // The family's row and its counters come from one statement, so they agree; members and
+        // devices are read after the tag, so the answer is never older than the tag.
+        return { tag: tagOf(found.row.family_id, found.counters), render: async () => shown(await render(found.row, showHistory)) };
+      }
+      // A user's first request: the stub family is made here, as for any other first need.
+      const { familyId, counters } = await ensureFamilyIdCounted(userId, wanted);
+      return { tag: tagOf(familyId, counters), render: async () => shown(await load(familyId, showHistory)) };
     },
 
     async adminPut(familyId, input) {

@@ -1,5 +1,7 @@
 import type { Insertable } from 'kysely';
 import type { GroupRow, LibraryGroupsTable } from '../../db/database.js';
+import { countersOf, selectCounters, type FamilyScope } from '../../db/change-counters.js';
+import { preparedPerShape } from '../../db/prepared.js';
 import type { Db } from '../../db/unit-of-work.js';
 
 /** A family's group; another family's group is not found, like a missing one. */
@@ -10,6 +12,39 @@ export async function findGroup(db: Db, familyId: string, groupId: string): Prom
     .where('group_id', '=', groupId)
     .where('family_id', '=', familyId)
     .executeTakeFirst();
+}
+
+const groupOfUserCounted = preparedPerShape(
+  (wanted: readonly FamilyScope[]) => wanted.join(),
+  (db, wanted, userId: string, groupId: string) =>
+    db
+      .selectFrom('library_groups as g')
+      .innerJoin('family_memberships as m', 'm.family_id', 'g.family_id')
+      .selectAll('g')
+      .select((eb) => selectCounters(wanted, eb.ref('g.family_id')))
+      .where('m.user_id', '=', userId)
+      .where('g.group_id', '=', groupId),
+  2,
+);
+
+/**
+ * The caller's family's group with the counters of `wanted` (see `selectCounters`), in one read
+ * compiled once (db/prepared.ts): undefined when the user has no family, or the group is not
+ * their family's.
+ */
+export async function findGroupOfUserCounted(
+  db: Db,
+  userId: string,
+  groupId: string,
+  wanted: readonly FamilyScope[],
+): Promise<{ row: GroupRow; counters: number[] } | undefined> {
+  const [found] = await groupOfUserCounted(db, wanted, userId, groupId);
+  if (!found) return undefined;
+  const { group_id, family_id, name, image_id, items, created_at, last_modified_at, version } = found;
+  return {
+    row: { group_id, family_id, name, image_id, items, created_at, last_modified_at, version },
+    counters: countersOf(found, wanted),
+  };
 }
 
 export async function listGroups(db: Db, familyId: string): Promise<GroupRow[]> {
@@ -29,17 +64,6 @@ export async function countGroups(db: Db, familyId: string): Promise<number> {
     .where('family_id', '=', familyId)
     .executeTakeFirstOrThrow();
   return Number(row.n);
-}
-
-/** A family's group's version alone (what its entity tag needs), or undefined. */
-export async function findGroupVersion(db: Db, familyId: string, groupId: string): Promise<number | undefined> {
-  const row = await db
-    .selectFrom('library_groups')
-    .select('version')
-    .where('group_id', '=', groupId)
-    .where('family_id', '=', familyId)
-    .executeTakeFirst();
-  return row?.version;
 }
 
 export async function insertGroup(db: Db, row: Insertable<LibraryGroupsTable>): Promise<void> {

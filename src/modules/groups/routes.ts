@@ -45,7 +45,8 @@ export async function groupRoutes(app: App, opts: { groups: GroupService }): Pro
     schema: { tags, summary: "The family's groups", response: { 200: GroupList, ...authErrors } },
     handler: async (req, reply) => {
       const { userId } = req.principal;
-      return sendTagged(req, reply, await groups.listTag(userId), () => groups.list(userId));
+      const { tag, render } = await groups.listRead(userId);
+      return sendTagged(req, reply, tag, render);
     },
   });
 
@@ -60,7 +61,8 @@ export async function groupRoutes(app: App, opts: { groups: GroupService }): Pro
     handler: async (req, reply) => {
       const { userId } = req.principal;
       const { groupId } = req.params;
-      return sendTagged(req, reply, await groups.tag(userId, groupId), () => groups.get(userId, groupId));
+      const { tag, render } = await groups.read(userId, groupId);
+      return sendTagged(req, reply, tag, render);
     },
   });
 

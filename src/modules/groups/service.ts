@@ -1,8 +1,8 @@
 import type { Config } from '../../config.js';
 import type { GroupRow } from '../../db/database.js';
-import { bumpCounters, readCounters, scopes } from '../../db/change-counters.js';
+import { bumpCounters, familyScope, readCounters, scopes, type FamilyScope } from '../../db/change-counters.js';
 import type { Store } from '../../db/dialect.js';
-import { requireMatch, type Precondition, type Tagger } from '../../shared/entity-tag.js';
+import { requireMatch, type Precondition, type TaggedRead, type Tagger } from '../../shared/entity-tag.js';
 import { familyLock, inUnitOfWork, type CommitStep, type Db, type Trx } from '../../db/unit-of-work.js';
 import { now } from '../../shared/clock.js';
 import { AppError, notFound } from '../../shared/errors.js';
@@ -31,12 +31,12 @@ export interface TaggedGroup {
 export interface GroupService {
   /** `alsoCommit` commits with the create (unit-of-work.ts). */
   create(userId: string, body: CreateGroupBody, alsoCommit?: CommitStep<TaggedGroup>): Promise<TaggedGroup>;
-  /** The entity tag of `list` (from change counters, without rendering). */
-  listTag(userId: string): Promise<string>;
+  /** The family's groups: the tag (from change counters), and the answer when it is rendered. */
+  listRead(userId: string): Promise<TaggedRead>;
+  /** The family's groups, rendered. */
   list(userId: string): Promise<RawJson>;
-  /** The entity tag of `get` (the group's version and counters, without rendering); 404 like `get`. */
-  tag(userId: string, groupId: string): Promise<string>;
-  get(userId: string, groupId: string): Promise<RawJson>;
+  /** One group: its tag (its version and counters), and the answer when rendered; 404 when not the caller's family's. */
+  read(userId: string, groupId: string): Promise<TaggedRead>;
   /** With a precondition (`If-Match`) that no longer holds, changes nothing (412). */
   update(userId: string, groupId: string, body: UpdateGroupBody, precondition?: Precondition): Promise<TaggedGroup>;
   remove(userId: string, groupId: string): Promise<{ id: string }>;
@@ -46,6 +46,9 @@ export interface GroupService {
    */
   outlines(familyId: string, held: ReadonlySet<string>): Promise<RawJson>;
 }
+
+/** What a group's answer shows besides its own row (see `groupTag`). */
+const GROUP_SCOPES: readonly FamilyScope[] = ['family', 'catalogue'];
 
 export function createGroupService(
   store: Store,
@@ -63,9 +66,11 @@ export function createGroupService(
    * refused only when the group itself changed.
    */
   async function groupTag(from: Db, familyId: string, groupId: string, version: number): Promise<string> {
-    const counters = await readCounters(from, [scopes.family(familyId), scopes.catalogue]);
-    return tagger.tag(['group', familyId, groupId, version], counters);
+    return groupTagOf(familyId, groupId, version, await readCounters(from, GROUP_SCOPES.map((kind) => familyScope(kind, familyId))));
   }
+
+  const groupTagOf = (familyId: string, groupId: string, version: number, counters: number[]): string =>
+    tagger.tag(['group', familyId, groupId, version], counters);
 
   const imageUrl = (imageId: string): string => groupImageUrl(config.groupImageUrlTemplate, imageId, config.publicBaseUrl);
 
@@ -134,6 +139,17 @@ export function createGroupService(
 
   const missing = (groupId: string): AppError => notFound(`group ${groupId}`);
 
+  async function listRead(userId: string): Promise<TaggedRead> {
+    // The family's id and the counters of the tag in one read.
+    const found = await families.findFamilyIdCounted(userId, ['family', 'groups', 'catalogue']);
+    if (!found) return { tag: tagger.tag(['groups', '']), render: () => '[]' as RawJson };
+    const { familyId, counters } = found;
+    return {
+      tag: tagger.tag(['groups', familyId, ...counters]),
+      render: async () => rawArray(await render(await repo.listGroups(db, familyId))),
+    };
+  }
+
   return {
     async create(userId, body, alsoCommit) {
       const familyId = await families.ensureFamilyId(userId);
@@ -167,31 +183,19 @@ export function createGroupService(
       );
     },
 
-    async listTag(userId) {
-      const familyId = await families.findFamilyId(userId);
-      if (!familyId) return tagger.tag(['groups', '']);
-      const wanted = [scopes.family(familyId), scopes.groups(familyId), scopes.catalogue];
-      return tagger.tag(['groups', familyId, ...(await readCounters(db, wanted))]);
-    },
-
-    async tag(userId, groupId) {
-      const familyId = await families.findFamilyId(userId);
-      const version = familyId ? await repo.findGroupVersion(db, familyId, groupId) : undefined;
-      if (!familyId || version === undefined) throw missing(groupId);
-      return groupTag(db, familyId, groupId, version);
-    },
+    listRead,
 
     async list(userId) {
-      const familyId = await families.findFamilyId(userId);
-      const rows = familyId ? await repo.listGroups(db, familyId) : [];
-      return rawArray(await render(rows));
+      return (await listRead(userId)).render();
     },
 
-    async get(userId, groupId) {
-      const familyId = await families.findFamilyId(userId);
-      const row = familyId ? await repo.findGroup(db, familyId, groupId) : undefined;
-      if (!row) throw missing(groupId);
-      return renderOne(row);
+    async read(userId, groupId) {
+      // The group (of the caller's family) and the counters of its tag in one read: its version
+      // and the counters make the tag, the rest of the row the answer.
+      const found = await repo.findGroupOfUserCounted(db, userId, groupId, GROUP_SCOPES);
+      if (!found) throw missing(groupId);
+      const { row, counters } = found;
+      return { tag: groupTagOf(row.family_id, groupId, row.version, counters), render: () => renderOne(row) };
     },
 
     async update(userId, groupId, body, precondition) {

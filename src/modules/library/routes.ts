@@ -48,7 +48,8 @@ export async function libraryRoutes(app: App, opts: { library: LibraryService })
     handler: async (req, reply) => {
       const { userId } = req.principal;
       const opts = { showDeleted: isOn(req.query.showdeleted), withGroups: req.query.view === 'groups' };
-      return sendTagged(req, reply, await library.listTag(userId, opts), () => library.list(userId, opts));
+      const { tag, render } = await library.listRead(userId, opts);
+      return sendTagged(req, reply, tag, render);
     },
   });
 }

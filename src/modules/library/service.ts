@@ -1,9 +1,9 @@
 import type { Static } from '@sinclair/typebox';
 import type { LibraryRecordRow } from '../../db/database.js';
-import { bumpCounters, readCounters, scopes } from '../../db/change-counters.js';
+import { bumpCounters, scopes, type FamilyScope } from '../../db/change-counters.js';
 import type { Store } from '../../db/dialect.js';
 import { inUnitOfWork, type CommitStep } from '../../db/unit-of-work.js';
-import type { Tagger } from '../../shared/entity-tag.js';
+import type { TaggedRead, Tagger } from '../../shared/entity-tag.js';
 import { now } from '../../shared/clock.js';
 import { AppError, notFound } from '../../shared/errors.js';
 import { rawArray, rawObject, withRaw, type RawJson } from '../../shared/raw-json.js';
@@ -37,10 +37,11 @@ export interface LibraryService {
    * writes (unit-of-work.ts); an add answered from a read alone does not run it.
    */
   add(userId: string, cardId: string, alsoCommit?: CommitStep<AddedRecord>): Promise<AddedRecord>;
-  /** The entity tag of `list` with the same options (from change counters, without rendering). */
-  listTag(userId: string, opts: LibraryListOptions): Promise<string>;
-  /** `{"cards": [{cardId, addedAt, inFamilyLibrary, card}], "subscriptions": []}` for the caller's family. */
-  list(userId: string, opts: LibraryListOptions): Promise<RawJson>;
+  /**
+   * `{"cards": [{cardId, addedAt, inFamilyLibrary, card}], "subscriptions": []}` for the
+   * caller's family: its tag (from change counters), and the answer when it is rendered.
+   */
+  listRead(userId: string, opts: LibraryListOptions): Promise<TaggedRead>;
 }
 
 export function createLibraryService(
@@ -50,12 +51,36 @@ export function createLibraryService(
   tagger: Tagger,
 ): LibraryService {
   const { db } = store;
+
+  async function render(familyId: string, { showDeleted, withGroups }: LibraryListOptions): Promise<RawJson> {
+    const held = await heldCards(db, familyId, { form: 'summary', includeDeleted: showDeleted });
+    const cards = rawArray(
+      held.map((c) =>
+        withRaw({ cardId: c.cardId, addedAt: c.addedAt, inFamilyLibrary: c.inFamilyLibrary }, { card: c.json }),
+      ),
+    );
+    const members: Record<string, string> = { cards };
+    if (withGroups) {
+      // A record shown only because of showdeleted is not held: its items stay hidden.
+      const live = new Set(held.filter((c) => !c.deleted).map((c) => c.cardId));
+      members.groups = await groups.outlines(familyId, live);
+    }
+    // Cardshelf sells no subscriptions; the public service answers `[]` for "none".
+    members.subscriptions = '[]';
+    return rawObject(members);
+  }
+
   return {
-    async listTag(userId, { showDeleted, withGroups }) {
-      const familyId = await families.ensureFamilyId(userId);
+    async listRead(userId, { showDeleted, withGroups }) {
       // The family's records and members' cards, catalogue cards in it, and its groups if shown.
-      const wanted = [scopes.family(familyId), scopes.catalogue, ...(withGroups ? [scopes.groups(familyId)] : [])];
-      return tagger.tag(['library', familyId, showDeleted, withGroups, ...(await readCounters(db, wanted))]);
+      const wanted: FamilyScope[] = ['family', 'catalogue', ...(withGroups ? (['groups'] as const) : [])];
+      // The caller's own MYO cards are in their library even before they join a family; the
+      // family's id and the counters of the tag come from one read.
+      const { familyId, counters } = await families.ensureFamilyIdCounted(userId, wanted);
+      return {
+        tag: tagger.tag(['library', familyId, showDeleted, withGroups, ...counters]),
+        render: () => render(familyId, { showDeleted, withGroups }),
+      };
     },
 
     async add(userId, cardId, alsoCommit) {
@@ -99,25 +124,6 @@ export function createLibraryService(
       );
     },
 
-    async list(userId, { showDeleted, withGroups }) {
-      // The caller's own MYO cards are in their library even before they join a family.
-      const familyId = await families.ensureFamilyId(userId);
-      const held = await heldCards(db, familyId, { form: 'summary', includeDeleted: showDeleted });
-      const cards = rawArray(
-        held.map((c) =>
-          withRaw({ cardId: c.cardId, addedAt: c.addedAt, inFamilyLibrary: c.inFamilyLibrary }, { card: c.json }),
-        ),
-      );
-      const members: Record<string, string> = { cards };
-      if (withGroups) {
-        // A record shown only because of showdeleted is not held: its items stay hidden.
-        const live = new Set(held.filter((c) => !c.deleted).map((c) => c.cardId));
-        members.groups = await groups.outlines(familyId, live);
-      }
-      // Cardshelf sells no subscriptions; the public service answers `[]` for "none".
-      members.subscriptions = '[]';
-      return rawObject(members);
-    },
   };
 }
 

@@ -1,0 +1,123 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildApp } from '../src/app.js';
+import { loadOrCreateSigningKey, mintToken } from '../src/auth/local-issuer.js';
+import { loadConfig, type Config } from '../src/config.js';
+import type { Store } from '../src/db/dialect.js';
+import { openStore } from '../src/db/store.js';
+import type { App } from '../src/http/route-app.js';
+import { ALL_USER_SCOPES, cardBody } from './helpers.js';
+import { createTestDatabase, type TestDatabase } from './support/test-database.js';
+
+/**
+ * How many statements each read route sends to the database, counted where the driver runs
+ * them (StoreDialect.watchStatements): a fixed number per route, so that a query added to a
+ * common read fails here, in CI, instead of going unnoticed until a benchmark. When a change
+ * needs another statement on purpose, change the number here and say why in the commit.
+ *
+ * The numbers are those of both stores: the reads take no locks and open no transactions.
+ */
+const READS: { name: string; url: (f: Fixture) => string; statements: number; notModified?: number }[] = [
+  // The list and its tag in one statement; a revalidation reads the change counter alone.
+  { name: 'GET /content/mine', url: () => '/content/mine', statements: 1, notModified: 1 },
+  { name: 'GET /content/mine?showdeleted=true', url: () => '/content/mine?showdeleted=true', statements: 1, notModified: 1 },
+  { name: 'GET /card/{cardId} (own card)', url: (f) => `/card/${f.cardId}`, statements: 1, notModified: 1 },
+  // A signed read also reads who may read the media its card names (issue 17, row 3).
+  { name: 'GET /card/{cardId}?playable=true', url: (f) => `/card/${f.cardId}?playable=true`, statements: 2, notModified: 1 },
+  { name: 'GET /card/{cardId} (a card of the family library)', url: (f) => `/card/${f.catalogueCardId}`, statements: 1, notModified: 1 },
+  { name: 'GET /user/family', url: () => '/user/family', statements: 3, notModified: 1 },
+  { name: 'GET /card/family/library', url: () => '/card/family/library', statements: 2, notModified: 1 },
+  { name: 'GET /card/family/library/groups', url: () => '/card/family/library/groups', statements: 3, notModified: 1 },
+  { name: 'GET /card/family/library/groups/{groupId}', url: (f) => `/card/family/library/groups/${f.groupId}`, statements: 2, notModified: 1 },
+  { name: 'GET /wishlists', url: () => '/wishlists', statements: 2, notModified: 1 },
+  { name: 'GET /wishlists/{wishlistId}', url: (f) => `/wishlists/${f.wishlistId}`, statements: 2, notModified: 1 },
+];
+
+interface Fixture {
+  cardId: string;
+  catalogueCardId: string;
+  groupId: string;
+  wishlistId: string;
+}
+
+describe('statements per read route', () => {
+  let database: TestDatabase;
+  let dataDir: string;
+  let store: Store;
+  let app: App;
+  let token: string;
+  let fixture: Fixture;
+  /** The SQL of every statement run since the last reset. */
+  const seen: string[] = [];
+
+  beforeAll(async () => {
+    database = await createTestDatabase();
+    dataDir = await mkdtemp(path.join(tmpdir(), 'cardshelf-statements-'));
+    const config: Readonly<Config> = loadConfig({ DATA_DIR: dataDir, LOG_LEVEL: 'silent', ...database.env });
+    store = openStore(config.database);
+    store.dialect.watchStatements((query) => seen.push(query.sql));
+    app = await buildApp(config, { store });
+    await app.ready();
+    if (config.auth.mode !== 'local') throw new Error('the test mints tokens with the local issuer');
+    const key = await loadOrCreateSigningKey(config.auth.keyFile);
+    const mint = (sub: string, scope: string): Promise<string> =>
+      mintToken(key, { sub, scope, expiresIn: '1h', issuer: config.auth.issuer, audience: config.auth.audience });
+    const admin = await mint('auth0|admin', 'admin');
+    token = await mint('auth0|reader', ALL_USER_SCOPES);
+
+    const call = async (method: string, url: string, as: string, body?: unknown): Promise<any> => {
+      const r = await app.inject({ method: method as 'GET', url, headers: { authorization: `Bearer ${as}` }, payload: body as object });
+      if (r.statusCode >= 300) throw new Error(`${method} ${url}: ${r.statusCode} ${r.body}`);
+      return r.json();
+    };
+    await call('PUT', '/admin/families/stmt-family', admin, {
+      country: 'GB',
+      flags: { sharingOn: true },
+      members: [{ userId: 'auth0|reader', approved: true, verified: true, verifiedEmail: 'reader@example.com' }],
+      devices: [{ deviceId: 'stmt-device' }],
+    });
+    const catalogueCardId = 'StmtC';
+    await call('PUT', `/admin/cards/${catalogueCardId}`, admin, { ...cardBody('Catalogue'), userId: 'cardshelf|catalogue', availability: 'free' });
+    const card = await call('POST', '/content', token, cardBody('Mine'));
+    await call('POST', '/content', token, cardBody('Mine too'));
+    await call('POST', '/card/family/library', token, { cardId: catalogueCardId });
+    const group = await call('POST', '/card/family/library/groups', token, {
+      name: 'Group',
+      imageId: 'moon',
+      items: [{ contentId: catalogueCardId }, { contentId: card.card.cardId }],
+    });
+    const wishlist = await call('POST', '/wishlists', token, { content: [{ item: catalogueCardId }] });
+    fixture = { cardId: card.card.cardId, catalogueCardId, groupId: group.id, wishlistId: wishlist.wishlistId };
+  });
+
+  afterAll(async () => {
+    await app?.close();
+    await store?.db.destroy();
+    await database?.drop();
+    if (dataDir) await rm(dataDir, { recursive: true, force: true });
+  });
+
+  /** The statements one request runs, and its answer. */
+  async function counted(url: string, headers: Record<string, string> = {}): Promise<{ status: number; etag: string; statements: string[] }> {
+    seen.length = 0;
+    const r = await app.inject({ method: 'GET', url, headers: { authorization: `Bearer ${token}`, ...headers } });
+    return { status: r.statusCode, etag: String(r.headers.etag ?? ''), statements: [...seen] };
+  }
+
+  for (const read of READS) {
+    it(`${read.name}: ${read.statements} statement(s), ${read.notModified ?? '-'} for a 304`, async () => {
+      const url = read.url(fixture);
+      // Twice: the first request of a route may prepare or warm what later ones reuse.
+      await counted(url);
+      const ok = await counted(url);
+      expect(ok.status).toBe(200);
+      expect(ok.statements, ok.statements.join('\n')).toHaveLength(read.statements);
+      if (read.notModified === undefined) return;
+      const hit = await counted(url, { 'if-none-match': ok.etag });
+      expect(hit.status).toBe(304);
+      expect(hit.statements, hit.statements.join('\n')).toHaveLength(read.notModified);
+    });
+  }
+});
