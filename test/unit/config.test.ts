@@ -39,6 +39,8 @@ describe('loadConfig defaults', () => {
       issuer: 'urn:cardshelf:local',
       audience: 'cardshelf',
       keyFile: path.join(dataDir, 'signing-key.json'),
+      // The embedded sign-in server issues from the public base URL, with the same key.
+      signInIssuer: config.publicBaseUrl,
     });
   });
 
@@ -81,7 +83,7 @@ describe('loadConfig settings', () => {
 
   it('takes SIGNING_KEY_FILE, LOCAL_ISSUER and LOCAL_AUDIENCE', () => {
     const c = loadConfig({ SIGNING_KEY_FILE: '/keys/k.json', LOCAL_ISSUER: 'urn:x', LOCAL_AUDIENCE: 'aud' });
-    expect(c.auth).toEqual({ mode: 'local', issuer: 'urn:x', audience: 'aud', keyFile: path.resolve('/keys/k.json') });
+    expect(c.auth).toEqual({ mode: 'local', issuer: 'urn:x', audience: 'aud', keyFile: path.resolve('/keys/k.json'), signInIssuer: c.publicBaseUrl });
   });
 
   it('switches to PostgreSQL with DATABASE_URL', () => {
