@@ -1,5 +1,5 @@
 import fs from 'node:fs/promises';
-import path from 'node:path';
+import { createFileOnce } from '../shared/file-once.js';
 import {
   SignJWT,
   calculateJwkThumbprint,
@@ -44,16 +44,7 @@ export async function loadOrCreateSigningKey(file: string): Promise<SigningKey> 
   const { d: _secret, ...publicJwk } = privateJwk;
   const kid = await calculateJwkThumbprint(publicJwk);
   const body: KeyFile = { kid, alg: LOCAL_ALG, privateJwk: { ...privateJwk, kid }, publicJwk: { ...publicJwk, kid } };
-  await fs.mkdir(path.dirname(file), { recursive: true });
-  const tmp = `${file}.${process.pid}.${Date.now()}.tmp`;
-  await fs.writeFile(tmp, JSON.stringify(body, null, 2), { mode: 0o600 });
-  try {
-    await fs.link(tmp, file);
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-  } finally {
-    await fs.rm(tmp, { force: true });
-  }
+  await createFileOnce(file, JSON.stringify(body, null, 2));
   return readKeyFile(file);
 }
 

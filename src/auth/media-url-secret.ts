@@ -3,6 +3,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import type { AuthConfig } from './config.js';
 import { loadOrCreateSigningKey } from './local-issuer.js';
+import { createFileOnce } from '../shared/file-once.js';
 
 /**
  * The HKDF `info` of the media URL secret: it names the one use of the derived bytes, so a
@@ -38,16 +39,7 @@ async function loadOrCreateSecretFile(file: string): Promise<string> {
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
   }
-  await fs.mkdir(path.dirname(file), { recursive: true });
-  const tmp = `${file}.${process.pid}.${Date.now()}.tmp`;
-  await fs.writeFile(tmp, `${randomBytes(32).toString('base64url')}\n`, { mode: 0o600 });
-  try {
-    await fs.link(tmp, file);
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-  } finally {
-    await fs.rm(tmp, { force: true });
-  }
+  await createFileOnce(file, `${randomBytes(32).toString('base64url')}\n`);
   return readSecretFile(file);
 }
 

@@ -32,6 +32,7 @@ import { RowRules, type MediaEntry } from './archive-rules.js';
 import { SNIFF_BYTES, sniffType } from './media-type.js';
 import { ArchiveRefused, refuse } from './refusal.js';
 import { SHA256_HEX } from '../media-store/media-store.js';
+import { queuedTranscode } from '../modules/media/queries.js';
 
 export { ArchiveRefused } from './refusal.js';
 
@@ -433,20 +434,7 @@ async function keep(
  * archive (archive-rules.ts), so the worker makes the output again.
  */
 function queuedAnew(row: Row): Row {
-  const at = now();
-  return {
-    source_sha256: row.source_sha256!,
-    loudnorm: row.loudnorm!,
-    status: 'queued',
-    attempts: 0,
-    lease_until: null,
-    progress: 0,
-    transcoded_sha256: null,
-    transcoded_info: null,
-    error: null,
-    created_at: at,
-    updated_at: at,
-  };
+  return queuedTranscode(row.source_sha256 as string, row.loudnorm as number, now());
 }
 
 /**

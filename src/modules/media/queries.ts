@@ -63,3 +63,20 @@ export async function readersAmong(db: Db, hashes: Iterable<string>, users: read
   }
   return found;
 }
+
+/** A transcode job of `sourceSha256` as it starts: queued, never tried, with no output (`loudnorm` as stored, 0 or 1). */
+export function queuedTranscode(sourceSha256: string, loudnorm: number, at: string) {
+  return {
+    source_sha256: sourceSha256,
+    loudnorm,
+    status: 'queued' as const,
+    attempts: 0,
+    lease_until: null,
+    progress: 0,
+    transcoded_sha256: null,
+    transcoded_info: null,
+    error: null,
+    created_at: at,
+    updated_at: at,
+  };
+}

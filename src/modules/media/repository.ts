@@ -8,6 +8,7 @@ import type {
   TranscodeRow,
 } from '../../db/database.js';
 import type { StoreDialect } from '../../db/dialect.js';
+import { queuedTranscode } from './queries.js';
 
 type Db = Kysely<Database> | Transaction<Database>;
 
@@ -143,19 +144,7 @@ export async function findTranscodeByOutput(db: Db, transcodedSha256: string): P
 export async function queueTranscode(db: Db, sourceSha256: string, loudnorm: boolean, at: string, retryFailed = false): Promise<void> {
   await db
     .insertInto('transcodes')
-    .values({
-      source_sha256: sourceSha256,
-      loudnorm: loudnorm ? 1 : 0,
-      status: 'queued',
-      attempts: 0,
-      lease_until: null,
-      progress: 0,
-      transcoded_sha256: null,
-      transcoded_info: null,
-      error: null,
-      created_at: at,
-      updated_at: at,
-    })
+    .values(queuedTranscode(sourceSha256, loudnorm ? 1 : 0, at))
     .onConflict((oc) =>
       retryFailed
         ? oc
