@@ -26,6 +26,8 @@ import { registerSecurityHeaders } from './http/security-headers.js';
 import { cardRoutes } from './modules/cards/routes.js';
 import { Card, CardSummary } from './modules/cards/schemas.js';
 import { createCardService } from './modules/cards/service.js';
+import { createEventHub } from './modules/events/hub.js';
+import { eventRoutes } from './modules/events/routes.js';
 import { familyRoutes } from './modules/families/routes.js';
 import { Family } from './modules/families/schemas.js';
 import { createFamilyService, type FamilyService } from './modules/families/service.js';
@@ -189,6 +191,13 @@ async function registerResources(
   const rights = createMediaReadRights(store, families);
   await app.register(cardRoutes, { cards, media: signer, rights, tagger });
   await app.register(familyRoutes, { families });
+  // Live events: streams end before the server closes (clients reconnect to another instance).
+  const hub = createEventHub(store, config.events, {
+    postgres: config.database.kind === 'postgres' ? config.database : undefined,
+    log: app.log,
+  });
+  app.addHook('preClose', () => hub.close());
+  await app.register(eventRoutes, { hub, families });
   await app.register(transferRoutes, { transfer: createTransferService(store, media.mediaStore, families) });
   const groups = createGroupService(store, families, config, tagger);
   await app.register(libraryRoutes, { library: createLibraryService(store, families, groups, tagger) });

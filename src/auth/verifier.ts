@@ -68,7 +68,11 @@ export async function createVerifier(auth: AuthConfig): Promise<TokenVerifier> {
         if (payload.sub.length > MAX_SUBJECT_LENGTH || hasLoneSurrogate(payload.sub)) {
           throw new TokenRejected(`token subject (sub) must be Unicode text of at most ${MAX_SUBJECT_LENGTH} characters`);
         }
-        const principal: Principal = { userId: payload.sub, scopes: scopesOf(payload) };
+        const principal: Principal = {
+          userId: payload.sub,
+          scopes: scopesOf(payload),
+          ...(payload.exp === undefined ? {} : { expiresAt: payload.exp * 1000 }),
+        };
         verified.set(token, principal, payload.exp);
         return principal;
       } catch (err) {
