@@ -28,6 +28,7 @@ export interface Database {
   oauth_records: OAuthRecordsTable;
   throttle_counters: ThrottleCountersTable;
   invitations: InvitationsTable;
+  live_events: LiveEventsTable;
 }
 
 /** 0 or 1: booleans stored portably. */
@@ -275,6 +276,17 @@ export interface InvitationsTable {
   expires_at: string;
   used_at: string | null;
   used_by: string | null;
+}
+
+/** Migration 008: see modules/events/publish.ts. */
+export interface LiveEventsTable {
+  /** PostgreSQL hands a bigint back as a string. */
+  id: Generated<number | string>;
+  family_id: string | null;
+  user_id: string | null;
+  kind: string;
+  at: string;
+  data: string;
 }
 
 export type AccountRow = Selectable<AccountsTable>;

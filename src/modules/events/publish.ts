@@ -1,0 +1,94 @@
+import { EventEmitter } from 'node:events';
+import { sql } from 'kysely';
+import type { StoreDialect } from '../../db/dialect.js';
+import type { Trx } from '../../db/unit-of-work.js';
+import { now } from '../../shared/clock.js';
+
+/**
+ * Publishing a live event (`GET /user/family/events`, issue 21). Any module calls `publish`
+ * INSIDE the transaction of the write the event describes, as its LAST statements (after
+ * `bumpCounters`): the event is a row of the log (table `live_events`) that commits with the
+ * change or not at all, so the log is the truth; streams read it, and a notification only
+ * wakes them.
+ *
+ *   await bumpCounters(trx, [...]);
+ *   await publish(trx, store.dialect, { kind: 'group.changed', audience: { familyId }, ids: { groupId }, read, tag });
+ *
+ * Why last: on PostgreSQL it takes a transaction lock (released at commit) so that events get
+ * their ids in the order they commit; a stream that has seen id n has then seen every id below n.
+ * Taken after every other lock of the unit of work, it never closes a cycle of waits.
+ */
+
+/** What happened. `player.*` kinds are the family's players' (modules of the devices). */
+export type EventKind =
+  | 'library.added'
+  | 'library.removed'
+  | 'group.created'
+  | 'group.changed'
+  | 'group.deleted'
+  | 'card.created'
+  | 'card.changed'
+  | 'card.deleted'
+  | 'wishlist.created'
+  | 'wishlist.changed'
+  | 'wishlist.deleted'
+  | 'family.changed'
+  | 'transcode.finished'
+  | 'transcode.failed'
+  | `player.${string}`;
+
+/** Who may see an event: every member of a family, or one user alone (their wishlists, transcodes). */
+export type Audience = { familyId: string } | { userId: string };
+
+export interface LiveEvent {
+  kind: EventKind;
+  audience: Audience;
+  /** The ids of what changed, e.g. `{ groupId }`, `{ cardId }`, `{ deviceId }`. */
+  ids: Record<string, string>;
+  /**
+   * The read the change affects (its path, e.g. `/card/family/library`), and `tag`, the entity
+   * tag that read answers with now (its ETag): a client holding that tag has nothing to fetch;
+   * with another, it fetches (with `If-None-Match`). No tag where the read has none (a delete).
+   */
+  read?: string;
+  tag?: string;
+  /** Anything else the kind carries (a player's status), as JSON-able values. */
+  details?: Record<string, unknown>;
+}
+
+/** The PostgreSQL channel that wakes every instance's streams (delivered at commit). */
+export const EVENTS_CHANNEL = 'cardshelf_events';
+
+/** The lock key that orders publishers (see above). */
+const ORDER_LOCK = 'events:order';
+
+/**
+ * This process's publishers: fired after a publishing transaction had the chance to commit, it
+ * wakes this process's streams at once (the log poll and LISTEN/NOTIFY reach the others).
+ */
+export const localPublications = new EventEmitter();
+localPublications.setMaxListeners(0);
+
+export async function publish(trx: Trx, dialect: StoreDialect, event: LiveEvent): Promise<void> {
+  await dialect.lockKey(trx, ORDER_LOCK);
+  const { kind, audience, ids, read, tag, details } = event;
+  await trx
+    .insertInto('live_events')
+    .values({
+      family_id: 'familyId' in audience ? audience.familyId : null,
+      user_id: 'userId' in audience ? audience.userId : null,
+      kind,
+      at: now(),
+      data: JSON.stringify({ kind, ids, ...(read === undefined ? {} : { read }), ...(tag === undefined ? {} : { tag }), ...(details ?? {}) }),
+    })
+    .execute();
+  // Sent by PostgreSQL when (and only if) the transaction commits.
+  if (dialect.name === 'postgres') await sql`select pg_notify(${EVENTS_CHANNEL}, '')`.execute(trx);
+  // The unit of work commits in the promise jobs that follow; a macrotask later it has.
+  setImmediate(() => localPublications.emit('published'));
+}
+
+/** `publish` for several events of one transaction (in order). */
+export async function publishAll(trx: Trx, dialect: StoreDialect, events: readonly LiveEvent[]): Promise<void> {
+  for (const event of events) await publish(trx, dialect, event);
+}
