@@ -200,7 +200,6 @@ async function registerResources(
     assertReadable: async (userId, cardId) => {
       await cards.read(userId, cardId);
     },
-    deliver: commands.deliver,
   });
   await app.register(deviceRoutes, { devices });
   await app.register(transferRoutes, { transfer: createTransferService(store, media.mediaStore, families) });

@@ -3,6 +3,7 @@ import type { Principal } from '../../auth/principal.js';
 import { bumpCounters, scopes } from '../../db/change-counters.js';
 import type { Store } from '../../db/dialect.js';
 import { familyLock, inUnitOfWork } from '../../db/unit-of-work.js';
+import { publish } from '../events/publish.js';
 import { now } from '../../shared/clock.js';
 import { AppError, badRequest, notFound } from '../../shared/errors.js';
 import { newHexId } from '../../shared/ids.js';
@@ -21,24 +22,12 @@ import {
 } from './rules.js';
 import type { ConfigUpdate, Device, DeviceCommand, DeviceStatus, Shortcuts, StatusReport } from './schemas.js';
 
-/** A command on its way to a player: published on the family's event stream, seen by that player. */
-export interface CommandDelivery {
-  familyId: string;
-  deviceId: string;
-  commandId: string;
-  command: DeviceCommand;
-  sentBy: string;
-  at: string;
-}
-
 export interface DeviceServiceDeps {
   families: FamilyService;
   /** Issues a player's credential; null when the instance cannot (an external issuer signs tokens). */
   issueCredential: PlayerCredentialIssuer;
   /** Throws the card's 404 unless `userId` may read it (a card to play must be one the family may play). */
   assertReadable: (userId: string, cardId: string) => Promise<void>;
-  /** Sends a command to its player (the family's event stream). */
-  deliver: (delivery: CommandDelivery) => Promise<void>;
 }
 
 export interface DeviceService {
@@ -49,11 +38,23 @@ export interface DeviceService {
   updateShortcuts(userId: string, deviceId: string, shortcuts: Shortcuts): Promise<void>;
   /** Refused (409 `device-offline`) when the player has not reported lately: never queued. */
   command(userId: string, deviceId: string, command: DeviceCommand): Promise<{ commandId: string }>;
-  register(userId: string, name: string): Promise<{ device: Device; credential: { accessToken: string; expiresAt: string; scope: string } }>;
+  register(userId: string, name: string): Promise<{ device: Device; credential: { accessToken: string; tokenType: 'Bearer'; expiresAt: string; scope: string } }>;
   remove(userId: string, deviceId: string): Promise<void>;
   /** A player's own report of its status. */
   report(principal: Principal, deviceId: string, report: StatusReport): Promise<DeviceStatus>;
 }
+
+/** The live events of players (`GET /user/family/events`), all seen by the family. */
+export const PLAYER_EVENTS = {
+  /** A command for the player `ids.deviceId`; `command` as sent to `POST /device-v2/{id}/command`. */
+  command: 'player.command',
+  /** The player `ids.deviceId` reported its status; `status` as `GET /device-v2/{id}/status` answers. */
+  status: 'player.status',
+  added: 'player.added',
+  removed: 'player.removed',
+} as const;
+
+const DEVICES_READ = '/device-v2/devices/mine';
 
 export type DeviceConfigAnswer = ReturnType<typeof configAnswer>;
 
@@ -108,7 +109,16 @@ export function createDeviceService(store: Store, deps: DeviceServiceDeps): Devi
       }
       if (command.command === 'card-play' && command.cardId !== undefined) await deps.assertReadable(userId, command.cardId);
       const commandId = newHexId();
-      await deps.deliver({ familyId: row.family_id, deviceId: row.device_id, commandId, command, sentBy: userId, at: now() });
+      // Delivered on the family's event stream: the player named by `ids.deviceId` obeys it;
+      // members see it too (another app may show "sent to Kitchen").
+      await inUnitOfWork(store, [], (trx) =>
+        publish(trx, store.dialect, {
+          kind: PLAYER_EVENTS.command,
+          audience: { familyId: row.family_id },
+          ids: { deviceId: row.device_id, commandId },
+          details: { command, sentBy: userId },
+        }),
+      );
       return { commandId };
     },
 
@@ -133,11 +143,12 @@ export function createDeviceService(store: Store, deps: DeviceServiceDeps): Devi
         });
         await families.recordEvent(trx, familyId, 'device-added', at, { deviceId, name });
         await bumpCounters(trx, [scopes.family(familyId)]);
+        await publish(trx, store.dialect, { kind: PLAYER_EVENTS.added, audience: { familyId }, ids: { deviceId }, read: DEVICES_READ });
       });
       const row = await repo.findFamilyDevice(db, familyId, deviceId);
       if (!row) throw new Error(`player ${deviceId} vanished after it was registered`);
       const { accessToken, expiresAt, scope } = credential;
-      return { device: deviceView(row, Date.now()), credential: { accessToken, expiresAt, scope } };
+      return { device: deviceView(row, Date.now()), credential: { accessToken, tokenType: 'Bearer' as const, expiresAt, scope } };
     },
 
     async remove(userId, deviceId) {
@@ -146,6 +157,7 @@ export function createDeviceService(store: Store, deps: DeviceServiceDeps): Devi
         await repo.deleteDevice(trx, row.device_id);
         await families.recordEvent(trx, row.family_id, 'device-removed', now(), { deviceId: row.device_id });
         await bumpCounters(trx, [scopes.family(row.family_id)]);
+        await publish(trx, store.dialect, { kind: PLAYER_EVENTS.removed, audience: { familyId: row.family_id }, ids: { deviceId: row.device_id }, read: DEVICES_READ });
       });
     },
 
@@ -153,9 +165,20 @@ export function createDeviceService(store: Store, deps: DeviceServiceDeps): Devi
       // Only the player itself reports its status; members see it, and send commands instead.
       if (principal.player?.deviceId !== deviceId) throw new AppError('forbidden', 'a player reports only its own status');
       const row = await familyDevice(principal.userId, deviceId);
-      const at = now();
-      await repo.updateDevice(db, row.device_id, { status: JSON.stringify(normalReport(report)), status_at: at });
-      return statusView({ ...row, status: JSON.stringify(normalReport(report)), status_at: at }, Date.now());
+      const reported = { ...row, status: JSON.stringify(normalReport(report)), status_at: now() };
+      const view = statusView(reported, Date.parse(reported.status_at));
+      // The family's apps show each player live: the status travels on the family's stream.
+      await inUnitOfWork(store, [], async (trx) => {
+        await repo.updateDevice(trx, row.device_id, { status: reported.status, status_at: reported.status_at });
+        await publish(trx, store.dialect, {
+          kind: PLAYER_EVENTS.status,
+          audience: { familyId: row.family_id },
+          ids: { deviceId: row.device_id },
+          read: `/device-v2/${row.device_id}/status`,
+          details: { status: view },
+        });
+      });
+      return view;
     },
   };
 }
