@@ -31,6 +31,8 @@ import { deviceRoutes } from './modules/devices/routes.js';
 import { Device, DeviceStatus } from './modules/devices/schemas.js';
 import { createDeviceService } from './modules/devices/service.js';
 import { createPlayerCredentialIssuer } from './auth/player-credential.js';
+import { createEventHub } from './modules/events/hub.js';
+import { eventRoutes } from './modules/events/routes.js';
 import { familyRoutes } from './modules/families/routes.js';
 import { Family } from './modules/families/schemas.js';
 import { createFamilyService, type FamilyService } from './modules/families/service.js';
@@ -202,6 +204,13 @@ async function registerResources(
     },
   });
   await app.register(deviceRoutes, { devices });
+  // Live events: streams end before the server closes (clients reconnect to another instance).
+  const hub = createEventHub(store, config.events, {
+    postgres: config.database.kind === 'postgres' ? config.database : undefined,
+    log: app.log,
+  });
+  app.addHook('preClose', () => hub.close());
+  await app.register(eventRoutes, { hub, families });
   await app.register(transferRoutes, { transfer: createTransferService(store, media.mediaStore, families) });
   const groups = createGroupService(store, families, config, tagger);
   await app.register(libraryRoutes, { library: createLibraryService(store, families, groups, tagger) });

@@ -127,6 +127,17 @@ const EnvSchema = Type.Object({
    * (comma-separated), whose X-Forwarded-For then names the client.
    */
   TRUST_PROXY: Type.Optional(Type.String({ minLength: 1 })),
+  /** Live events (`GET /user/family/events`): seconds between heartbeat comment lines. */
+  EVENTS_HEARTBEAT_SECONDS: Type.Integer({ minimum: 1, maximum: 3600, default: 15 }),
+  /** How long events stay in the log for resuming (seconds; default 24 hours). */
+  EVENTS_RETENTION_SECONDS: Type.Integer({ minimum: 1, default: 86_400 }),
+  /** Open event streams per user, and in all, on one instance; beyond them 429 with Retry-After. */
+  EVENTS_MAX_STREAMS_PER_USER: Type.Integer({ minimum: 1, default: 5 }),
+  EVENTS_MAX_STREAMS: Type.Integer({ minimum: 1, default: 10_000 }),
+  /** Bytes a stream may have waiting to be sent; a reader slower than that is dropped. */
+  EVENTS_STREAM_BUFFER_BYTES: Type.Integer({ minimum: 1024, default: 262_144 }),
+  /** SQLite: how often (ms) open streams look for events other processes wrote (`serve --workers`). */
+  EVENTS_POLL_MS: Type.Integer({ minimum: 10, maximum: 60_000, default: 250 }),
 });
 
 type Env = Static<typeof EnvSchema>;
@@ -154,6 +165,7 @@ export interface Config {
   metrics: { token: string | undefined; allow: string[] | undefined };
   /** Whose X-Forwarded-For names the client (request.ip): Fastify's trustProxy. */
   trustProxy: boolean | string[];
+  events: EventsConfig;
   signIn: { accessTokenTtlSeconds: number; refreshTokenTtlSeconds: number; cookieKeys: string[] | undefined; signup: 'closed' | 'invite' | 'open' };
 }
 
@@ -167,6 +179,16 @@ export interface MediaConfig extends MediaStoreConfig {
   uploadUrlTtlSeconds: number;
   ffmpegPath: string | undefined;
   ffprobePath: string | undefined;
+}
+
+/** Live events: see EVENTS_* above (modules/events/hub.ts). */
+export interface EventsConfig {
+  heartbeatMs: number;
+  retentionMs: number;
+  maxStreamsPerUser: number;
+  maxStreams: number;
+  streamBufferBytes: number;
+  pollMs: number;
 }
 
 export class ConfigError extends Error {}
@@ -294,6 +316,14 @@ function fromEnv(env: Env): Config {
       allow: metricsAllow,
     },
     trustProxy,
+    events: {
+      heartbeatMs: env.EVENTS_HEARTBEAT_SECONDS * 1000,
+      retentionMs: env.EVENTS_RETENTION_SECONDS * 1000,
+      maxStreamsPerUser: env.EVENTS_MAX_STREAMS_PER_USER,
+      maxStreams: env.EVENTS_MAX_STREAMS,
+      streamBufferBytes: env.EVENTS_STREAM_BUFFER_BYTES,
+      pollMs: env.EVENTS_POLL_MS,
+    },
     signIn: {
       accessTokenTtlSeconds: env.ACCESS_TOKEN_TTL_SECONDS,
       refreshTokenTtlSeconds: env.REFRESH_TOKEN_TTL_SECONDS,

@@ -5,4 +5,6 @@ export interface Principal {
   scopes: ReadonlySet<string>;
   /** Set when the token is a registered player's credential (src/auth/player-credential.ts). */
   player?: { deviceId: string; credentialId: string };
+  /** When the token expires (ms since the epoch): long-lived answers (event streams) end then. */
+  expiresAt?: number;
 }

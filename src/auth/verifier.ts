@@ -70,7 +70,12 @@ export async function createVerifier(auth: AuthConfig): Promise<TokenVerifier> {
           throw new TokenRejected(`token subject (sub) must be Unicode text of at most ${MAX_SUBJECT_LENGTH} characters`);
         }
         const player = playerOf(payload);
-        const principal: Principal = { userId: payload.sub, scopes: scopesOf(payload), ...(player ? { player } : {}) };
+        const principal: Principal = {
+          userId: payload.sub,
+          scopes: scopesOf(payload),
+          ...(payload.exp === undefined ? {} : { expiresAt: payload.exp * 1000 }),
+          ...(player ? { player } : {}),
+        };
         verified.set(token, principal, payload.exp);
         return principal;
       } catch (err) {

@@ -1,12 +1,13 @@
 import type { CardRow } from '../../db/database.js';
 import { bumpCounters, readCounters, scopes } from '../../db/change-counters.js';
 import type { Store } from '../../db/dialect.js';
-import { inUnitOfWork, userLock, type CommitStep, type Db } from '../../db/unit-of-work.js';
+import { inUnitOfWork, userLock, type CommitStep, type Db, type Trx } from '../../db/unit-of-work.js';
 import { requireMatch, type Precondition, type Tagger } from '../../shared/entity-tag.js';
 import { now } from '../../shared/clock.js';
 import { AppError, badRequest, notFound } from '../../shared/errors.js';
 import { newCardId } from '../../shared/ids.js';
 import { asRawJson, wrapRaw, type RawJson } from '../../shared/raw-json.js';
+import { publish } from '../events/publish.js';
 import { familyIdOfUser } from '../families/queries.js';
 import type { FamilyService } from '../families/service.js';
 import { mayReadCard } from './access.js';
@@ -83,9 +84,17 @@ export function createCardService(
    * and groups hold every member's MYO cards). The owner's lock keeps the membership still
    * until the write commits (families/service.ts takes it to move a user).
    */
-  async function ownerChanged(trx: Db, userId: string): Promise<void> {
+  async function ownerChanged(trx: Trx, userId: string, change: { kind: 'card.created' | 'card.changed' | 'card.deleted'; cardId: string; version: number }): Promise<void> {
     const familyId = await familyIdOfUser(trx, userId);
     await bumpCounters(trx, [scopes.cards(userId), ...(familyId ? [scopes.family(familyId)] : [])]);
+    // The family sees its members' MYO cards (its library and groups); a user without one alone.
+    await publish(trx, store.dialect, {
+      kind: change.kind,
+      audience: familyId ? { familyId } : { userId },
+      ids: { cardId: change.cardId, userId },
+      read: `/content/${change.cardId}`,
+      tag: cardTag(change.cardId, change.version),
+    });
   }
 
   async function create(userId: string, input: CardInput, alsoCommit?: CommitStep<SavedCard>): Promise<SavedCard> {
@@ -100,7 +109,7 @@ export function createCardService(
           const row = cardRow(doc, 'myo');
           // 62^5 ids: a collision is rare, and the primary key catches it; then draw again.
           if (await repo.insertCard(trx, row)) {
-            await ownerChanged(trx, userId);
+            await ownerChanged(trx, userId, { kind: 'card.created', cardId: doc.cardId, version: 1 });
             return { created: true, card: wrapRaw('card', asRawJson(row.doc)), tag: cardTag(doc.cardId, 1) };
           }
         }
@@ -164,7 +173,7 @@ export function createCardService(
           await fillTracks(trx, doc);
           const row = cardRow(doc, 'myo');
           const version = await repo.updateCard(trx, cardId, row);
-          await ownerChanged(trx, userId);
+          await ownerChanged(trx, userId, { kind: 'card.changed', cardId, version });
           return { created: false, card: wrapRaw('card', row.doc), tag: cardTag(cardId, version) };
         },
         alsoCommit,
@@ -178,8 +187,8 @@ export function createCardService(
         if (card.deleted === 1) return;
         const doc = JSON.parse(card.doc) as CardDoc;
         const row = cardRow({ ...doc, deleted: true, updatedAt: now() }, 'myo');
-        await repo.updateCard(trx, cardId, row);
-        await ownerChanged(trx, userId);
+        const version = await repo.updateCard(trx, cardId, row);
+        await ownerChanged(trx, userId, { kind: 'card.deleted', cardId, version });
       });
     },
 

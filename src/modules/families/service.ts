@@ -7,6 +7,7 @@ import { familyLock, inUnitOfWork, userLock, type Trx } from '../../db/unit-of-w
 import { badRequest } from '../../shared/errors.js';
 import { now } from '../../shared/clock.js';
 import { newHexId } from '../../shared/ids.js';
+import { publishAll } from '../events/publish.js';
 import { reconcileList } from './reconcile.js';
 import * as repo from './repository.js';
 import { approvalTime, familyView, firstDuplicate, isStub } from './rules.js';
@@ -93,6 +94,33 @@ export function createFamilyService(store: Store, config: Pick<Config, 'defaultC
     });
   }
 
+  /** `GET /user/family`'s tag: the family, the form asked for, and the counters it shows. */
+  const familyTag = (familyId: string, form: { showHistory: boolean; allowStub: boolean }, counters: number[]): string =>
+    tagger.tag(['family', familyId, form.showHistory, form.allowStub, ...counters]);
+
+  /**
+   * Live events of a change of families' members or devices, as the last statements of its
+   * transaction: `family.changed` to each family (with the new tag of `GET /user/family`), and to
+   * each user who moved in or out, alone (their stream then follows their new family).
+   */
+  async function publishFamilyChanges(trx: Trx, familyIds: readonly string[], movedUsers: ReadonlyMap<string, string | undefined>): Promise<void> {
+    const counters = await readCounters(trx, familyIds.map(scopes.family));
+    await publishAll(trx, store.dialect, [
+      ...familyIds.map((familyId, i) => ({
+        kind: 'family.changed' as const,
+        audience: { familyId },
+        ids: { familyId },
+        read: '/user/family',
+        tag: familyTag(familyId, { showHistory: false, allowStub: false }, [counters[i] ?? 0]),
+      })),
+      ...[...movedUsers].map(([userId, familyId]) => ({
+        kind: 'family.changed' as const,
+        audience: { userId },
+        ids: { userId, ...(familyId === undefined ? {} : { familyId }) },
+      })),
+    ]);
+  }
+
   async function ensureFamilyIdCounted(userId: string, wanted: readonly FamilyScope[]): Promise<{ familyId: string; counters: number[] }> {
     const found = await repo.familyIdOfCounted(db, userId, wanted);
     if (found) return found;
@@ -126,8 +154,7 @@ export function createFamilyService(store: Store, config: Pick<Config, 'defaultC
     ensureFamilyIdCounted,
 
     async read(userId, { showHistory, allowStub }) {
-      const tagOf = (familyId: string, counters: number[]): string =>
-        tagger.tag(['family', familyId, showHistory, allowStub, ...counters]);
+      const tagOf = (familyId: string, counters: number[]): string => familyTag(familyId, { showHistory, allowStub }, counters);
       const shown = (family: Family | undefined): Family | null =>
         !family || (isStub(family) && !allowStub) ? null : family;
       // The history shows group events too: its tag shows the groups' counter.
@@ -169,9 +196,11 @@ export function createFamilyService(store: Store, config: Pick<Config, 'defaultC
         }
         // This family, and every family a member or device leaves for it.
         const changed = new Set([familyId]);
-        await replaceMembers(trx, familyId, members, at, changed);
+        const moved = new Map<string, string | undefined>();
+        await replaceMembers(trx, familyId, members, at, changed, moved);
         await replaceDevices(trx, familyId, devices, at, changed);
         await bumpCounters(trx, [...changed].map(scopes.family));
+        await publishFamilyChanges(trx, [...changed].sort(), moved);
         return !existing;
       });
       const family = await load(familyId, false);
@@ -204,6 +233,7 @@ export function createFamilyService(store: Store, config: Pick<Config, 'defaultC
         });
         await repo.addEvent(trx, familyId, 'member-added', at, { userId });
         await bumpCounters(trx, [scopes.family(familyId)]);
+        await publishFamilyChanges(trx, [familyId], new Map([[userId, familyId]]));
         return true;
       });
     },
@@ -219,6 +249,7 @@ export function createFamilyService(store: Store, config: Pick<Config, 'defaultC
     members: NonNullable<AdminFamilyInput['members']>,
     at: string,
     changed: Set<string>,
+    moved: Map<string, string | undefined>,
   ): Promise<void> {
     const byUser = new Map(members.map((m) => [m.userId, m]));
     const fieldsOf = (userId: string) => {
@@ -234,6 +265,7 @@ export function createFamilyService(store: Store, config: Pick<Config, 'defaultC
       async leave(row) {
         await repo.deleteMembership(trx, row.user_id);
         await repo.addEvent(trx, familyId, 'member-removed', at, { userId: row.user_id });
+        moved.set(row.user_id, undefined);
       },
       async stay(row, position) {
         const { approved, verified, verifiedEmail } = fieldsOf(row.user_id);
@@ -253,6 +285,7 @@ export function createFamilyService(store: Store, config: Pick<Config, 'defaultC
             await repo.addEvent(trx, previous.family_id, 'member-removed', at, { userId });
           }
         }
+        if (previous?.family_id !== familyId) moved.set(userId, familyId);
         const { approved, verified, verifiedEmail } = fieldsOf(userId);
         await repo.insertMembership(trx, {
           user_id: userId,

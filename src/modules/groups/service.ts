@@ -8,6 +8,7 @@ import { now } from '../../shared/clock.js';
 import { AppError, notFound } from '../../shared/errors.js';
 import { newHexId } from '../../shared/ids.js';
 import { rawArray, withRaw, type RawJson } from '../../shared/raw-json.js';
+import { publish } from '../events/publish.js';
 import type { FamilyService } from '../families/service.js';
 import { heldCards } from '../library/holdings.js';
 import * as repo from './repository.js';
@@ -49,6 +50,8 @@ export interface GroupService {
 
 /** What a group's answer shows besides its own row (see `groupTag`). */
 const GROUP_SCOPES: readonly FamilyScope[] = ['family', 'catalogue'];
+/** What the list of groups shows. */
+const LIST_SCOPES: readonly FamilyScope[] = ['family', 'groups', 'catalogue'];
 
 export function createGroupService(
   store: Store,
@@ -71,6 +74,13 @@ export function createGroupService(
 
   const groupTagOf = (familyId: string, groupId: string, version: number, counters: number[]): string =>
     tagger.tag(['group', familyId, groupId, version], counters);
+
+  /** The list's tag (`GET /card/family/library/groups`): the family's, its groups' and the catalogue's counters. */
+  const listTagOf = (familyId: string, counters: number[]): string => tagger.tag(['groups', familyId, ...counters]);
+
+  /** A group's live event, with the new tag of its read, in the write's transaction. */
+  const publishGroup = (trx: Trx, kind: 'group.created' | 'group.changed', familyId: string, groupId: string, tag: string) =>
+    publish(trx, store.dialect, { kind, audience: { familyId }, ids: { groupId }, read: `/card/family/library/groups/${groupId}`, tag });
 
   const imageUrl = (imageId: string): string => groupImageUrl(config.groupImageUrlTemplate, imageId, config.publicBaseUrl);
 
@@ -141,11 +151,11 @@ export function createGroupService(
 
   async function listRead(userId: string): Promise<TaggedRead> {
     // The family's id and the counters of the tag in one read.
-    const found = await families.findFamilyIdCounted(userId, ['family', 'groups', 'catalogue']);
+    const found = await families.findFamilyIdCounted(userId, LIST_SCOPES);
     if (!found) return { tag: tagger.tag(['groups', '']), render: () => '[]' as RawJson };
     const { familyId, counters } = found;
     return {
-      tag: tagger.tag(['groups', familyId, ...counters]),
+      tag: listTagOf(familyId, counters),
       render: async () => rawArray(await render(await repo.listGroups(db, familyId))),
     };
   }
@@ -176,6 +186,7 @@ export function createGroupService(
           await families.recordEvent(trx, familyId, 'group-created', at, { groupId: group.group_id, name });
           await bumpCounters(trx, [scopes.groups(familyId)]);
           const tag = await groupTag(trx, familyId, group.group_id, 1);
+          await publishGroup(trx, 'group.created', familyId, group.group_id, tag);
           // Rendered from the documents read in this transaction: it reads nothing more.
           return { group: await renderOne(group, cleaned.docs), tag };
         },
@@ -225,7 +236,9 @@ export function createGroupService(
         await repo.updateGroup(trx, groupId, next);
         await families.recordEvent(trx, familyId, 'group-updated', at, { groupId, name: next.name });
         await bumpCounters(trx, [scopes.groups(familyId)]);
-        return { row: next, docs: cleaned?.docs, tag: await groupTag(trx, familyId, groupId, next.version) };
+        const tag = await groupTag(trx, familyId, groupId, next.version);
+        await publishGroup(trx, 'group.changed', familyId, groupId, tag);
+        return { row: next, docs: cleaned?.docs, tag };
       });
       return { group: await renderOne(row, docs), tag };
     },
@@ -237,6 +250,15 @@ export function createGroupService(
         if (!(await repo.deleteGroup(trx, familyId, groupId))) throw missing(groupId);
         await families.recordEvent(trx, familyId, 'group-deleted', now(), { groupId });
         await bumpCounters(trx, [scopes.groups(familyId)]);
+        // The group has no read any more: the event names the list's new tag.
+        const counters = await readCounters(trx, LIST_SCOPES.map((kind) => familyScope(kind, familyId)));
+        await publish(trx, store.dialect, {
+          kind: 'group.deleted',
+          audience: { familyId },
+          ids: { groupId },
+          read: '/card/family/library/groups',
+          tag: listTagOf(familyId, counters),
+        });
       });
       return { id: groupId };
     },

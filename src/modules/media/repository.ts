@@ -96,6 +96,18 @@ export async function uploaders(db: Db, sourceSha256: string): Promise<string[]>
   return rows.map((r) => r.user_id);
 }
 
+/** The received uploads of a source, with their users: whom its transcode concerns. */
+export async function uploadsOfSource(db: Db, sourceSha256: string): Promise<{ uploadId: string; userId: string }[]> {
+  const rows = await db
+    .selectFrom('audio_uploads')
+    .select(['upload_id', 'user_id'])
+    .where('source_sha256', '=', sourceSha256)
+    .where('state', '=', 'received')
+    .orderBy('upload_id')
+    .execute();
+  return rows.map((r) => ({ uploadId: r.upload_id, userId: r.user_id }));
+}
+
 /** Moves an upload from one state to another; false when it was not in `from` (a race lost). */
 export async function moveUpload(
   db: Db,

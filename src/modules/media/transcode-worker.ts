@@ -10,6 +10,7 @@ import type { MediaStore } from '../../media-store/media-store.js';
 import { now } from '../../shared/clock.js';
 import { RepeatFilter } from '../../shared/repeat-filter.js';
 import type { MediaObjects } from './objects.js';
+import { publish } from '../events/publish.js';
 import * as repo from './repository.js';
 import { OUTPUT_CONTENT_TYPE, TranscodeRefused, type AudioProbe, type TranscodedInfo, type Transcoder } from './transcoder.js';
 
@@ -199,7 +200,7 @@ export function startTranscodeWorker(deps: {
         throw err;
       }
       await objects.record(staged, OUTPUT_CONTENT_TYPE);
-      await repo.updateClaimedTranscode(store.db, job, {
+      await settle(job, 'transcode.finished', {
         status: 'done',
         progress: 100,
         transcoded_sha256: staged.sha256,
@@ -224,19 +225,32 @@ export function startTranscodeWorker(deps: {
           ? err.message
           : `transcoding failed ${job.attempts} times; the last error: ${(err as Error).message}`;
       log.warn({ err, ...label, final }, 'transcode failed');
-      await repo
-        .updateClaimedTranscode(store.db, job, {
-          status: final ? 'failed' : 'queued',
-          error: final ? message : null,
-          lease_until: null,
-          updated_at: now(),
-        })
+      const values = { status: final ? ('failed' as const) : ('queued' as const), error: final ? message : null, lease_until: null, updated_at: now() };
+      await (final ? settle(job, 'transcode.failed', values) : repo.updateClaimedTranscode(store.db, job, values))
         .catch((e: unknown) => log.error({ err: e, ...label }, 'transcode: recording the failure failed'));
     } finally {
       clearTimeout(timer);
       clearInterval(renew);
       await rm(output, { force: true });
     }
+  }
+
+  /**
+   * Records a transcode's end and, in the same transaction, tells each user who uploaded its
+   * source (a live event to them alone, per upload: its poll has the answer now).
+   */
+  async function settle(job: TranscodeRow, kind: 'transcode.finished' | 'transcode.failed', values: Parameters<typeof repo.updateClaimedTranscode>[2]): Promise<void> {
+    await store.db.transaction().execute(async (trx) => {
+      if (!(await repo.updateClaimedTranscode(trx, job, values))) return;
+      for (const { uploadId, userId } of await repo.uploadsOfSource(trx, job.source_sha256)) {
+        await publish(trx, store.dialect, {
+          kind,
+          audience: { userId },
+          ids: { uploadId },
+          read: `/media/upload/${uploadId}/transcoded`,
+        });
+      }
+    });
   }
 
   const poll = setInterval(kick, POLL_MS);

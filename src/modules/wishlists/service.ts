@@ -2,11 +2,12 @@ import type { WishlistRow } from '../../db/database.js';
 import { bumpCounters, readCounters, scopes } from '../../db/change-counters.js';
 import type { Store } from '../../db/dialect.js';
 import { requireMatch, type Precondition, type Tagger } from '../../shared/entity-tag.js';
-import { inUnitOfWork, userLock, type CommitStep } from '../../db/unit-of-work.js';
+import { inUnitOfWork, userLock, type CommitStep, type Trx } from '../../db/unit-of-work.js';
 import { now } from '../../shared/clock.js';
 import { AppError, notFound } from '../../shared/errors.js';
 import { newUrlSafeId } from '../../shared/ids.js';
 import { rawArray, wrapRaw, type RawJson } from '../../shared/raw-json.js';
+import { publish } from '../events/publish.js';
 import * as repo from './repository.js';
 import { checkWishlistLimit, checkWishlistSize, renderWishlist } from './rules.js';
 import type { WishlistBody } from './schemas.js';
@@ -42,6 +43,23 @@ export function createWishlistService(store: Store, tagger: Tagger): WishlistSer
   const missing = (id: string): AppError => notFound(`wishlist ${id}`);
   /** One wishlist's answer (by its id or its share id) is its row alone. */
   const wishlistTag = (wishlistId: string, version: number): string => tagger.tag(['wishlist', wishlistId, version]);
+  /** The caller's list (`GET /wishlists`) shows the counter of their wishlists. */
+  const listTagOf = (userId: string, version: number): string => tagger.tag(['wishlists', userId, version]);
+
+  /**
+   * A wishlist write's live event, to its owner alone, naming the list's new tag (as
+   * `format=raw` answers it; other formats sign media URLs for the reader and add to the tag).
+   */
+  async function publishChange(trx: Trx, kind: 'wishlist.created' | 'wishlist.changed' | 'wishlist.deleted', userId: string, wishlistId: string): Promise<void> {
+    const [version] = await readCounters(trx, [scopes.wishlists(userId)]);
+    await publish(trx, store.dialect, {
+      kind,
+      audience: { userId },
+      ids: { wishlistId },
+      read: '/wishlists',
+      tag: listTagOf(userId, version ?? 0),
+    });
+  }
 
   return {
     async create(userId, body, alsoCommit) {
@@ -65,6 +83,7 @@ export function createWishlistService(store: Store, tagger: Tagger): WishlistSer
             updated_at: at,
           });
           await bumpCounters(trx, [scopes.wishlists(userId)]);
+          await publishChange(trx, 'wishlist.created', userId, ids.wishlistId);
           return { wishlist: json, tag: wishlistTag(ids.wishlistId, 1) };
         },
         alsoCommit,
@@ -83,13 +102,14 @@ export function createWishlistService(store: Store, tagger: Tagger): WishlistSer
         const version = await repo.updateContent(trx, userId, wishlistId, content, now());
         if (version === undefined) throw missing(wishlistId);
         await bumpCounters(trx, [scopes.wishlists(userId)]);
+        await publishChange(trx, 'wishlist.changed', userId, wishlistId);
         return { wishlist: json, tag: wishlistTag(wishlistId, version) };
       });
     },
 
     async listTag(userId) {
       const [version] = await readCounters(db, [scopes.wishlists(userId)]);
-      return tagger.tag(['wishlists', userId, version ?? 0]);
+      return listTagOf(userId, version ?? 0);
     },
 
     async tag(userId, wishlistId) {
@@ -118,6 +138,7 @@ export function createWishlistService(store: Store, tagger: Tagger): WishlistSer
       await inUnitOfWork(store, [], async (trx) => {
         if (!(await repo.deleteOwned(trx, userId, wishlistId))) throw missing(wishlistId);
         await bumpCounters(trx, [scopes.wishlists(userId)]);
+        await publishChange(trx, 'wishlist.deleted', userId, wishlistId);
       });
     },
 

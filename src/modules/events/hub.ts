@@ -1,0 +1,303 @@
+import type { EventsConfig } from '../../config.js';
+import type { PostgresConfig } from '../../db/config.js';
+import type { Store } from '../../db/dialect.js';
+import { listenForNotifications, type NotifyListener } from '../../db/notify-listener.js';
+import { inUnitOfWork } from '../../db/unit-of-work.js';
+import { AppError } from '../../shared/errors.js';
+import { EVENTS_CHANNEL, localPublications } from './publish.js';
+import * as repo from './repository.js';
+import type { LoggedEvent, Reader } from './repository.js';
+
+/**
+ * The open event streams of one instance, and what wakes them. The log (table `live_events`)
+ * is the truth: a wake makes the hub read the events after the last it read, once for all its
+ * streams, and hand each stream those its reader may see. Wakes come from this process's writes
+ * (publish.ts), from PostgreSQL NOTIFY (other instances), and on SQLite from a poll of the log by
+ * id (other `serve --workers` processes). Nothing runs while no stream is open, but the pruning.
+ */
+
+/** Where a stream's bytes go: the HTTP response, seen without Fastify. */
+export interface EventSink {
+  write(chunk: string): void;
+  /** Bytes written and not yet sent to the client (`writableLength`). */
+  buffered(): number;
+  /** Ends the stream cleanly after `last`. */
+  end(last: string): void;
+  /** Drops the connection at once (a slow reader). */
+  destroy(): void;
+  /** Calls `listener` once when the client goes away. */
+  onClose(listener: () => void): void;
+}
+
+/** A place among the open streams, taken before the response starts (so a refusal is a 429). */
+export interface StreamSlot {
+  readonly userId: string;
+  release(): void;
+}
+
+export interface OpenStream {
+  reader: Reader;
+  /** The last event the client saw (`Last-Event-ID`), if it resumes. */
+  lastEventId: number | undefined;
+  /** When the client's token expires (ms since the epoch): the stream ends then. */
+  expiresAt: number | undefined;
+}
+
+export interface EventHub {
+  /** Takes a place for a stream of `userId`, or throws 429 `rate-limited` with Retry-After. */
+  reserve(userId: string): StreamSlot;
+  /** Starts a stream in a reserved place: replays what it missed, then follows the log. */
+  start(slot: StreamSlot, open: OpenStream, sink: EventSink): Promise<void>;
+  /** Ends every stream (the server shuts down) and stops the wakers. */
+  close(): Promise<void>;
+  /** Open streams, for the metrics and the benchmark. */
+  size(): number;
+}
+
+/** Events read from the log at once. */
+const BATCH = 500;
+/** Events a stream still replaying may have waiting from the live flow before it is dropped. */
+const MAX_PENDING = 10_000;
+/** What a client waits after a refusal (429) or an end before it tries again, in seconds. */
+const RETRY_AFTER_SECONDS = 5;
+/** setTimeout's longest delay. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+interface Stream {
+  slot: StreamSlot;
+  reader: Reader;
+  sink: EventSink;
+  /** The id of the last event sent (or skipped as unseen): nothing at or below it is sent again. */
+  cursor: number;
+  /** Live events that came while the stream replayed; null once it follows the log. */
+  pending: LoggedEvent[] | null;
+  expiry: NodeJS.Timeout | undefined;
+  closed: boolean;
+}
+
+const frame = (e: LoggedEvent): string => `id: ${e.id}\nevent: ${e.kind}\ndata: ${e.data}\n\n`;
+
+export function createEventHub(
+  store: Store,
+  config: EventsConfig,
+  opts: { postgres: PostgresConfig | undefined; log: { warn(obj: object, msg: string): void } },
+): EventHub {
+  const { db } = store;
+  const streams = new Set<Stream>();
+  const byFamily = new Map<string, Set<Stream>>();
+  const byUser = new Map<string, Set<Stream>>();
+  const slotsOf = new Map<string, number>();
+  let slots = 0;
+  let lastRead = 0;
+  let reading = false;
+  let readAgain = false;
+  let closing = false;
+  let listener: NotifyListener | undefined;
+  let heartbeat: NodeJS.Timeout | undefined;
+  let poll: NodeJS.Timeout | undefined;
+
+  const index = (map: Map<string, Set<Stream>>, key: string | undefined, stream: Stream, add: boolean): void => {
+    if (key === undefined) return;
+    const set = map.get(key) ?? new Set<Stream>();
+    if (add) set.add(stream);
+    else set.delete(stream);
+    if (set.size > 0) map.set(key, set);
+    else map.delete(key);
+  };
+
+  function remove(stream: Stream): void {
+    if (stream.closed) return;
+    stream.closed = true;
+    stream.slot.release();
+    clearTimeout(stream.expiry);
+    streams.delete(stream);
+    index(byFamily, stream.reader.familyId, stream, false);
+    index(byUser, stream.reader.userId, stream, false);
+    if (streams.size === 0) stopFollowing();
+  }
+
+  function end(stream: Stream, why: string): void {
+    if (stream.closed) return;
+    remove(stream);
+    stream.sink.end(`: ${why}\n\n`);
+  }
+
+  /** Writes to a stream; a reader that lets more than the bound wait is dropped. */
+  function write(stream: Stream, chunk: string): void {
+    if (stream.closed) return;
+    stream.sink.write(chunk);
+    if (stream.sink.buffered() > config.streamBufferBytes) {
+      remove(stream);
+      stream.sink.destroy();
+    }
+  }
+
+  function send(stream: Stream, event: LoggedEvent): void {
+    if (stream.closed || event.id <= stream.cursor) return;
+    stream.cursor = event.id;
+    write(stream, frame(event));
+    // The user moved to another family: the stream follows the old one, so it ends; the client
+    // reconnects (from this event) and follows the new one.
+    if (event.kind === 'family.changed' && event.userId === stream.reader.userId) end(stream, 'family changed; reconnect');
+  }
+
+  function dispatch(event: LoggedEvent): void {
+    const targets = new Set<Stream>([
+      ...(event.familyId === null ? [] : (byFamily.get(event.familyId) ?? [])),
+      ...(event.userId === null ? [] : (byUser.get(event.userId) ?? [])),
+    ]);
+    for (const stream of targets) {
+      if (stream.pending === null) send(stream, event);
+      else if (stream.pending.push(event) > MAX_PENDING) end(stream, 'too far behind; reconnect');
+    }
+  }
+
+  /** Reads the log past what this hub read last, for every stream; wakes coalesce. */
+  async function wake(): Promise<void> {
+    if (streams.size === 0 || closing) return;
+    if (reading) {
+      readAgain = true;
+      return;
+    }
+    reading = true;
+    try {
+      do {
+        readAgain = false;
+        for (;;) {
+          const events = await repo.eventsAfter(db, lastRead, BATCH);
+          for (const event of events) dispatch(event);
+          const last = events.at(-1);
+          if (last) lastRead = Math.max(lastRead, last.id);
+          if (events.length < BATCH) break;
+        }
+      } while (readAgain && streams.size > 0);
+    } catch (err) {
+      // The next wake (or the poll) reads again from the same place: nothing is lost.
+      opts.log.warn({ err }, 'live events: reading the log failed');
+    } finally {
+      reading = false;
+    }
+  }
+  const wakeSoon = (): void => void wake();
+
+  function startFollowing(): void {
+    heartbeat = setInterval(() => {
+      for (const stream of [...streams]) write(stream, ':\n\n');
+    }, config.heartbeatMs);
+    heartbeat.unref();
+    if (opts.postgres) {
+      listener ??= listenForNotifications(opts.postgres, EVENTS_CHANNEL, {
+        onNotify: wakeSoon,
+        // Notifications sent while it was down are lost: the log has them.
+        onReconnect: wakeSoon,
+        onError: (err) => opts.log.warn({ err }, 'live events: the LISTEN connection failed; reconnecting'),
+      });
+    } else {
+      poll = setInterval(wakeSoon, config.pollMs);
+      poll.unref();
+    }
+  }
+
+  function stopFollowing(): void {
+    clearInterval(heartbeat);
+    clearInterval(poll);
+    heartbeat = poll = undefined;
+  }
+
+  async function prune(): Promise<void> {
+    const before = new Date(Date.now() - config.retentionMs).toISOString();
+    await inUnitOfWork(store, [], (trx) => repo.pruneBefore(trx, before));
+  }
+  const pruner = setInterval(() => {
+    prune().catch((err: unknown) => opts.log.warn({ err }, 'live events: pruning the log failed'));
+  }, Math.min(config.retentionMs, 60_000));
+  pruner.unref();
+
+  localPublications.on('published', wakeSoon);
+
+  return {
+    size: () => streams.size,
+
+    reserve(userId) {
+      const mine = slotsOf.get(userId) ?? 0;
+      if (closing || mine >= config.maxStreamsPerUser || slots >= config.maxStreams) {
+        const which = closing
+          ? 'the server is shutting down'
+          : mine >= config.maxStreamsPerUser
+            ? `at most ${config.maxStreamsPerUser} event streams per user may be open on this server`
+            : 'this server holds as many event streams as it may';
+        throw new AppError('rate-limited', `${which}; try again later`, { 'retry-after': String(RETRY_AFTER_SECONDS) });
+      }
+      slotsOf.set(userId, mine + 1);
+      slots++;
+      let released = false;
+      return {
+        userId,
+        release() {
+          if (released) return;
+          released = true;
+          slots--;
+          const left = (slotsOf.get(userId) ?? 1) - 1;
+          if (left > 0) slotsOf.set(userId, left);
+          else slotsOf.delete(userId);
+        },
+      };
+    },
+
+    async start(slot, { reader, lastEventId, expiresAt }, sink) {
+      let bounds: { lastId: number; prunedUpTo: number };
+      try {
+        bounds = await repo.logBounds(db);
+      } catch (err) {
+        slot.release();
+        throw err;
+      }
+      const stream: Stream = { slot, reader, sink, cursor: bounds.lastId, pending: [], expiry: undefined, closed: false };
+      if (streams.size === 0) {
+        lastRead = Math.max(lastRead, bounds.lastId);
+        startFollowing();
+      }
+      streams.add(stream);
+      index(byFamily, reader.familyId, stream, true);
+      index(byUser, reader.userId, stream, true);
+      sink.onClose(() => remove(stream));
+      if (expiresAt !== undefined) {
+        stream.expiry = setTimeout(() => end(stream, 'token expired; reconnect with a new one'), Math.min(MAX_TIMER_MS, Math.max(0, expiresAt - Date.now())));
+        stream.expiry.unref();
+      }
+      write(stream, `retry: ${RETRY_AFTER_SECONDS * 1000}\n: connected\n\n`);
+
+      // A resume from before the log's window (or from another log) cannot be replayed.
+      if (lastEventId !== undefined && (lastEventId < bounds.prunedUpTo || lastEventId > bounds.lastId)) {
+        write(stream, `id: ${bounds.lastId}\nevent: reset\ndata: {"kind":"reset"}\n\n`);
+      } else if (lastEventId !== undefined) {
+        stream.cursor = lastEventId;
+      }
+      try {
+        // Replays from the cursor; what the hub reads meanwhile waits in `pending`.
+        for (;;) {
+          const events = await repo.eventsOfReaderAfter(db, reader, stream.cursor, BATCH);
+          for (const event of events) send(stream, event);
+          if (events.length < BATCH || stream.closed) break;
+        }
+      } catch (err) {
+        end(stream, 'the log could not be read; reconnect');
+        throw err;
+      }
+      const pending = stream.pending ?? [];
+      stream.pending = null;
+      for (const event of pending) send(stream, event);
+      // Events that committed before this stream joined but after the hub's last read.
+      void wake();
+    },
+
+    async close() {
+      closing = true;
+      clearInterval(pruner);
+      localPublications.off('published', wakeSoon);
+      for (const stream of [...streams]) end(stream, 'server shutting down; reconnect');
+      stopFollowing();
+      await listener?.close();
+    },
+  };
+}

@@ -1,0 +1,87 @@
+import { sql } from 'kysely';
+import type { Db } from '../../db/unit-of-work.js';
+
+/** The log of live events (migration 008): its reads, and its pruning. */
+
+/** One event as a stream sends it: its id, and its JSON (kind, ids, read, tag, ...). */
+export interface LoggedEvent {
+  id: number;
+  familyId: string | null;
+  userId: string | null;
+  kind: string;
+  data: string;
+}
+
+/** Who reads: a family's events (if the user has a family) and the user's own. */
+export interface Reader {
+  familyId: string | undefined;
+  userId: string;
+}
+
+/** The highest id pruned away: the change counter `events:pruned` (0 when none was). */
+export const PRUNED_SCOPE = 'events:pruned';
+
+const columns = ['id', 'family_id', 'user_id', 'kind', 'data'] as const;
+const toEvent = (row: { id: number | string; family_id: string | null; user_id: string | null; kind: string; data: string }): LoggedEvent => ({
+  id: Number(row.id),
+  familyId: row.family_id,
+  userId: row.user_id,
+  kind: row.kind,
+  data: row.data,
+});
+
+/** Every event after `afterId`, oldest first, at most `limit` (what wakes an instance's streams). */
+export async function eventsAfter(db: Db, afterId: number, limit: number): Promise<LoggedEvent[]> {
+  const rows = await db.selectFrom('live_events').select(columns).where('id', '>', afterId).orderBy('id').limit(limit).execute();
+  return rows.map(toEvent);
+}
+
+/** The events `reader` may see after `afterId`, oldest first, at most `limit` (a replay). */
+export async function eventsOfReaderAfter(db: Db, reader: Reader, afterId: number, limit: number): Promise<LoggedEvent[]> {
+  const rows = await db
+    .selectFrom('live_events')
+    .select(columns)
+    .where('id', '>', afterId)
+    .where((eb) =>
+      reader.familyId === undefined
+        ? eb('user_id', '=', reader.userId)
+        : eb.or([eb('family_id', '=', reader.familyId), eb('user_id', '=', reader.userId)]),
+    )
+    .orderBy('id')
+    .limit(limit)
+    .execute();
+  return rows.map(toEvent);
+}
+
+/** The newest id of the log, and the highest id pruned away, in one read. */
+export async function logBounds(db: Db): Promise<{ lastId: number; prunedUpTo: number }> {
+  const { rows } = await sql<{ last_id: number | string | null; pruned: number | string | null }>`
+    select (select max(id) from live_events) as last_id,
+           (select version from change_counters where scope = ${PRUNED_SCOPE}) as pruned`.execute(db);
+  const row = rows[0];
+  const prunedUpTo = Number(row?.pruned ?? 0);
+  // An emptied log continues from the last id it pruned.
+  return { lastId: Math.max(Number(row?.last_id ?? 0), prunedUpTo), prunedUpTo };
+}
+
+/**
+ * Deletes the events written before `before` (ISO time) and records the highest id deleted, in
+ * the caller's transaction; the number deleted.
+ */
+export async function pruneBefore(db: Db, before: string): Promise<number> {
+  const found = await db.selectFrom('live_events').select((eb) => eb.fn.max('id').as('top')).where('at', '<', before).executeTakeFirst();
+  if (found?.top === null || found?.top === undefined) return 0;
+  const top = Number(found.top);
+  const deleted = await db.deleteFrom('live_events').where('id', '<=', top).executeTakeFirst();
+  // Instances prune at once: the mark only rises.
+  await db
+    .insertInto('change_counters')
+    .values({ scope: PRUNED_SCOPE, version: top })
+    .onConflict((oc) =>
+      oc.column('scope').doUpdateSet({
+        version: sql`case when change_counters.version < ${top} then ${top} else change_counters.version end`,
+      }),
+    )
+    .execute();
+  return Number(deleted.numDeletedRows);
+}
