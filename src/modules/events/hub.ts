@@ -122,14 +122,18 @@ export function createEventHub(
     stream.sink.end(`: ${why}\n\n`);
   }
 
-  /** Writes to a stream; a reader that lets more than the bound wait is dropped. */
+  /**
+   * Writes to a stream; a reader that has more than the bound still waiting when more comes is
+   * dropped (it reconnects and resumes from the log), so no stream is buffered without bound.
+   */
   function write(stream: Stream, chunk: string): void {
     if (stream.closed) return;
-    stream.sink.write(chunk);
     if (stream.sink.buffered() > config.streamBufferBytes) {
       remove(stream);
       stream.sink.destroy();
+      return;
     }
+    stream.sink.write(chunk);
   }
 
   function send(stream: Stream, event: LoggedEvent): void {

@@ -1,0 +1,308 @@
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openStore } from '../src/db/store.js';
+import { publish } from '../src/modules/events/publish.js';
+import { cardBody, errorCode, startTestApp, type TestApp } from './helpers.js';
+import { expectStatus, familyOf, newUser, putCatalogueCard, putFamily, VIEW } from './fixtures.js';
+import { openEventStream, pause, type EventStreamClient, type StreamEvent } from './support/event-stream.js';
+import { testDialect } from './support/test-database.js';
+
+/**
+ * `GET /user/family/events` (issue 21) through real HTTP: each kind of change reaches every
+ * member who may see it and no one else; resume; reset; limits; slow readers; shutdown.
+ */
+
+async function listen(t: TestApp): Promise<string> {
+  await t.app.listen({ port: 0, host: '127.0.0.1' });
+  const { port } = t.app.server.address() as AddressInfo;
+  return `http://127.0.0.1:${port}`;
+}
+
+const ids = (events: StreamEvent[]): number[] => events.map((e) => Number(e.id));
+
+describe(`live events on ${testDialect()}`, () => {
+  let t: TestApp;
+  let base: string;
+  const open: EventStreamClient[] = [];
+  const stream = async (userId: string, opts: Parameters<typeof openEventStream>[2] = {}): Promise<EventStreamClient> => {
+    const s = await openEventStream(base, await t.token(userId, VIEW), opts);
+    open.push(s);
+    return s;
+  };
+  const asUser = async (userId: string) => t.token(userId);
+
+  beforeAll(async () => {
+    t = await startTestApp({ EVENTS_HEARTBEAT_SECONDS: '1', CORS_ORIGIN: 'https://app.example' });
+    base = await listen(t);
+  });
+  afterAll(async () => {
+    for (const s of open) s.close();
+    await t.close();
+  });
+
+  it('sends each change to every member who may see it, and to no one else (cross-family matrix)', async () => {
+    const [a, b, c, loner] = [newUser('a'), newUser('b'), newUser('c'), newUser('loner')];
+    const f1 = await familyOf(t, [a, b]);
+    await familyOf(t, [c]);
+    const free = await putCatalogueCard(t, 'free');
+    const streams = { a: await stream(a), b: await stream(b), c: await stream(c), loner: await stream(loner) };
+    for (const s of Object.values(streams)) {
+      expect(s.status).toBe(200);
+      expect(s.headers['content-type']).toMatch(/^text\/event-stream/);
+    }
+
+    // The library: a's add reaches a and b, with the tag b's read answers.
+    expectStatus(await t.call('POST', '/card/family/library', { token: await asUser(a), body: { cardId: free } }), 201);
+    const added = await streams.b.waitFor((e) => e.event === 'library.added');
+    expect(added.data).toMatchObject({ kind: 'library.added', ids: { cardId: free }, read: '/card/family/library' });
+    const library = await t.call('GET', '/card/family/library', { token: await asUser(b) });
+    expect(added.data.tag).toBe(library.headers.etag);
+
+    // Groups: created, changed, deleted; each tag is the one its read answers.
+    const created = expectStatus(
+      await t.call('POST', '/card/family/library/groups', { token: await asUser(a), body: { name: 'Bedtime', imageId: 'img1', items: [] } }),
+      201,
+    );
+    const groupId = created.body.id as string;
+    const groupEvent = await streams.b.waitFor((e) => e.event === 'group.created');
+    const groupRead = await t.call('GET', `/card/family/library/groups/${groupId}`, { token: await asUser(b) });
+    expect(groupEvent.data).toMatchObject({ ids: { groupId }, read: `/card/family/library/groups/${groupId}`, tag: groupRead.headers.etag });
+    expectStatus(await t.call('PUT', `/card/family/library/groups/${groupId}`, { token: await asUser(b), body: { name: 'Naps' } }), 200);
+    const changed = await streams.a.waitFor((e) => e.event === 'group.changed');
+    expect(changed.data.tag).toBe((await t.call('GET', `/card/family/library/groups/${groupId}`, { token: await asUser(a) })).headers.etag);
+    expectStatus(await t.call('DELETE', `/card/family/library/groups/${groupId}`, { token: await asUser(a) }), 200);
+    const deleted = await streams.b.waitFor((e) => e.event === 'group.deleted');
+    expect(deleted.data.tag).toBe((await t.call('GET', '/card/family/library/groups', { token: await asUser(b) })).headers.etag);
+
+    // A member's MYO card: created, changed, deleted, to the family.
+    const card = expectStatus(await t.call('POST', '/content', { token: await asUser(b), body: cardBody('Mine') }), 201);
+    const cardId = card.body.card.cardId as string;
+    const cardEvent = await streams.a.waitFor((e) => e.event === 'card.created');
+    expect(cardEvent.data).toMatchObject({ ids: { cardId, userId: b }, read: `/content/${cardId}` });
+    expect(cardEvent.data.tag).toBe((await t.call('GET', `/content/${cardId}`, { token: await asUser(a) })).headers.etag);
+    expectStatus(await t.call('POST', '/content', { token: await asUser(b), body: { ...cardBody('Mine, again'), cardId } }), 200);
+    await streams.a.waitFor((e) => e.event === 'card.changed' && e.data.ids.cardId === cardId);
+    expectStatus(await t.call('DELETE', `/content/${cardId}`, { token: await asUser(b) }), 200);
+    await streams.a.waitFor((e) => e.event === 'card.deleted' && e.data.ids.cardId === cardId);
+
+    // A wishlist is its owner's alone.
+    const wish = expectStatus(await t.call('POST', '/wishlists', { token: await asUser(a), body: { content: [] } }), 201);
+    const wishEvent = await streams.a.waitFor((e) => e.event === 'wishlist.created');
+    expect(JSON.stringify(wish.body)).toContain(wishEvent.data.ids.wishlistId);
+    expect(wishEvent.data.tag).toBe((await t.call('GET', '/wishlists?format=raw', { token: await asUser(a) })).headers.etag);
+
+    // The loner's own card reaches the loner alone.
+    expectStatus(await t.call('POST', '/content', { token: await asUser(loner), body: cardBody('Alone') }), 201);
+    await streams.loner.waitFor((e) => e.event === 'card.created');
+
+    // Membership: c joins family 1, leaving their own; both families hear it, and c's stream ends
+    // (it followed the old family).
+    const putMembers = await putFamily(t, f1, { members: [a, b, c].map((userId) => ({ userId, approved: true })) });
+    expectStatus(putMembers, 200);
+    const familyEvent = await streams.a.waitFor((e) => e.event === 'family.changed' && e.data.ids.familyId === f1);
+    expect(familyEvent.data.tag).toBe((await t.call('GET', '/user/family', { token: await asUser(a) })).headers.etag);
+    await streams.c.waitFor((e) => e.event === 'family.changed' && e.data.ids.userId === c);
+    await streams.c.ended;
+
+    // A last write of each reader's own: once it arrived, everything before it has too.
+    for (const [who, s] of [
+      [a, streams.a],
+      [b, streams.b],
+      [loner, streams.loner],
+    ] as const) {
+      expectStatus(await t.call('POST', '/wishlists', { token: await asUser(who), body: { content: [] } }), 201);
+      await s.waitFor((e) => e.event === 'wishlist.created' && e.data.ids.wishlistId !== wishEvent.data.ids.wishlistId);
+    }
+    const kinds = (s: EventStreamClient): string[] => s.events.map((e) => e.event);
+    expect(kinds(streams.a)).toEqual([
+      'library.added',
+      'group.created',
+      'group.changed',
+      'group.deleted',
+      'card.created',
+      'card.changed',
+      'card.deleted',
+      'wishlist.created',
+      'family.changed',
+      'wishlist.created',
+    ]);
+    // b: the same, but a's first wishlist.
+    expect(kinds(streams.b)).toEqual([
+      'library.added',
+      'group.created',
+      'group.changed',
+      'group.deleted',
+      'card.created',
+      'card.changed',
+      'card.deleted',
+      'family.changed',
+      'wishlist.created',
+    ]);
+    // c saw nothing of family 1 before joining it; only its own family's change and its own move.
+    expect(kinds(streams.c)).toEqual(['family.changed', 'family.changed']);
+    expect(kinds(streams.loner)).toEqual(['card.created', 'wishlist.created']);
+    // Ids only grow along a stream.
+    for (const s of Object.values(streams)) expect(ids(s.events)).toEqual([...ids(s.events)].sort((x, y) => x - y));
+  });
+
+  it('resumes with Last-Event-ID (header or query) and misses nothing', async () => {
+    const [a, b] = [newUser('a'), newUser('b')];
+    await familyOf(t, [a, b]);
+    const first = await stream(b);
+    const free = await putCatalogueCard(t, 'free');
+    expectStatus(await t.call('POST', '/card/family/library', { token: await asUser(a), body: { cardId: free } }), 201);
+    const seen = await first.waitFor((e) => e.event === 'library.added');
+    first.close();
+    // Missed while away: three changes.
+    const groupIds: string[] = [];
+    for (const name of ['One', 'Two', 'Three']) {
+      const r = await t.call('POST', '/card/family/library/groups', { token: await asUser(a), body: { name, imageId: 'i', items: [] } });
+      groupIds.push(expectStatus(r, 201).body.id as string);
+    }
+    for (const opts of [{ lastEventId: seen.id }, { query: `?lastEventId=${seen.id}` }]) {
+      const again = await stream(b, opts);
+      await again.waitFor((e) => e.data.ids?.groupId === groupIds[2]);
+      expect(again.events.map((e) => [e.event, e.data.ids.groupId])).toEqual(groupIds.map((id) => ['group.created', id]));
+      again.close();
+    }
+    // Without an id: only what comes next.
+    const fresh = await stream(b);
+    await pause(300);
+    expect(fresh.events).toEqual([]);
+  });
+
+  it('refuses a Last-Event-ID that is no id (400), and sends reset for one beyond the log', async () => {
+    const user = newUser('resume');
+    const bad = await openEventStream(base, await t.token(user, VIEW), { lastEventId: 'abc' });
+    expect(bad.status).toBe(400);
+    expect((await bad.errorBody()).error.code).toBe('bad-request');
+    const badQuery = await t.call('GET', '/user/family/events?lastEventId=-1', { token: await t.token(user, VIEW) });
+    expect(errorCode(expectStatus(badQuery, 400))).toBe('bad-request');
+    const beyond = await stream(user, { lastEventId: '999999999999' });
+    const reset = await beyond.waitFor((e) => e.event === 'reset');
+    expect(reset.data).toEqual({ kind: 'reset' });
+  });
+
+  it('needs the family library view scope, and answers CORS as the rest of the API', async () => {
+    const user = newUser('scope');
+    const r = await t.call('GET', '/user/family/events', { token: await t.token(user, 'user:content:manage') });
+    expect(r.status).toBe(403);
+    const s = await stream(user, { headers: { origin: 'https://app.example' } });
+    expect(s.status).toBe(200);
+    expect(s.headers['access-control-allow-origin']).toBe('https://app.example');
+  });
+
+  it('sends heartbeat comment lines while idle', async () => {
+    const s = await stream(newUser('idle'));
+    await pause(2_300);
+    expect(s.comments.filter((c) => c === '').length).toBeGreaterThanOrEqual(2);
+  });
+
+  it('ends the stream when the token expires', async () => {
+    const user = newUser('expiring');
+    const s = await openEventStream(base, await t.token(user, VIEW, '2s'));
+    open.push(s);
+    expect(s.status).toBe(200);
+    await s.ended;
+    expect(s.comments.some((c) => c.startsWith('token expired'))).toBe(true);
+  });
+});
+
+describe(`live events: limits, slow readers, the log's window, shutdown on ${testDialect()}`, () => {
+  it('limits open streams per user and per instance: 429 with Retry-After', async () => {
+    const t = await startTestApp({ EVENTS_MAX_STREAMS_PER_USER: '2', EVENTS_MAX_STREAMS: '3' });
+    try {
+      const base = await listen(t);
+      const [a, b] = [newUser('a'), newUser('b')];
+      const first = [await openEventStream(base, await t.token(a, VIEW)), await openEventStream(base, await t.token(a, VIEW))];
+      expect(first.map((s) => s.status)).toEqual([200, 200]);
+      const third = await openEventStream(base, await t.token(a, VIEW));
+      expect(third.status).toBe(429);
+      expect(third.headers['retry-after']).toMatch(/^\d+$/);
+      expect((await third.errorBody()).error.code).toBe('rate-limited');
+      // The instance's bound: one more for b fits, then none.
+      expect((await openEventStream(base, await t.token(b, VIEW))).status).toBe(200);
+      expect((await openEventStream(base, await t.token(b, VIEW))).status).toBe(429);
+      // A closed stream gives its place back.
+      first[0]!.close();
+      await pause(200);
+      const again = await openEventStream(base, await t.token(a, VIEW));
+      expect(again.status).toBe(200);
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('drops a slow reader while the others keep flowing', async () => {
+    const t = await startTestApp({ EVENTS_STREAM_BUFFER_BYTES: String(4 * 1024 * 1024) });
+    const store = openStore(t.config.database);
+    try {
+      const base = await listen(t);
+      const [slow, quick] = [newUser('slow'), newUser('quick')];
+      const familyId = await familyOf(t, [slow, quick]);
+      const slowStream = await openEventStream(base, await t.token(slow, VIEW));
+      const quickStream = await openEventStream(base, await t.token(quick, VIEW));
+      slowStream.pause();
+      // Big events (as a player's status may be), published as any module publishes them:
+      // 25 MB, beyond what the sockets' buffers and the bound hold.
+      const blob = 'x'.repeat(64 * 1024);
+      const COUNT = 400;
+      for (let i = 0; i < COUNT; i += 10) {
+        await store.db.transaction().execute(async (trx) => {
+          for (let j = i; j < i + 10; j++) {
+            await publish(trx, store.dialect, { kind: 'player.status', audience: { familyId }, ids: { deviceId: `d${j}` }, details: { blob } });
+          }
+        });
+        await pause(20);
+      }
+      await quickStream.waitFor((e) => e.data.ids?.deviceId === `d${COUNT - 1}`, 20_000);
+      expect(quickStream.events.length).toBe(COUNT);
+      // The slow reader reads again: what was sent before the drop, then the end of the connection.
+      slowStream.resume();
+      await slowStream.ended;
+      expect(slowStream.events.length).toBeLessThan(COUNT);
+    } finally {
+      await store.db.destroy();
+      await t.close();
+    }
+  }, 40_000);
+
+  it("sends one reset for a Last-Event-ID older than the log's window", async () => {
+    const t = await startTestApp({ EVENTS_RETENTION_SECONDS: '1' });
+    try {
+      const base = await listen(t);
+      const [a, b] = [newUser('a'), newUser('b')];
+      await familyOf(t, [a, b]);
+      const s = await openEventStream(base, await t.token(b, VIEW));
+      expectStatus(await t.call('POST', '/card/family/library/groups', { token: await t.token(a), body: { name: 'Old', imageId: 'i', items: [] } }), 201);
+      const old = await s.waitFor((e) => e.event === 'group.created');
+      s.close();
+      // Missed, and then pruned: the client cannot learn of it from the log.
+      expectStatus(await t.call('POST', '/card/family/library/groups', { token: await t.token(a), body: { name: 'Missed', imageId: 'i', items: [] } }), 201);
+      // Pruned within a second or two of getting a second old.
+      await pause(3_000);
+      expectStatus(await t.call('POST', '/card/family/library/groups', { token: await t.token(a), body: { name: 'New', imageId: 'i', items: [] } }), 201);
+      const resumed = await openEventStream(base, await t.token(b, VIEW), { lastEventId: old.id });
+      const first = await resumed.waitFor(() => true);
+      expect(first.event).toBe('reset');
+      // After the reset, nothing replayed (the client refetches everything), then live events.
+      await pause(200);
+      expect(resumed.events.map((e) => e.event)).toEqual(['reset']);
+      expectStatus(await t.call('POST', '/card/family/library/groups', { token: await t.token(a), body: { name: 'Live', imageId: 'i', items: [] } }), 201);
+      await resumed.waitFor((e) => e.event === 'group.created');
+      resumed.close();
+    } finally {
+      await t.close();
+    }
+  }, 20_000);
+
+  it('ends every stream when the server shuts down', async () => {
+    const t = await startTestApp();
+    const base = await listen(t);
+    const streams = [await openEventStream(base, await t.token(newUser('x'), VIEW)), await openEventStream(base, await t.token(newUser('y'), VIEW))];
+    const closing = t.close();
+    await Promise.all(streams.map((s) => s.ended));
+    await closing;
+    for (const s of streams) expect(s.comments).toContain('server shutting down; reconnect');
+  });
+});
