@@ -26,6 +26,11 @@ import { registerSecurityHeaders } from './http/security-headers.js';
 import { cardRoutes } from './modules/cards/routes.js';
 import { Card, CardSummary } from './modules/cards/schemas.js';
 import { createCardService } from './modules/cards/service.js';
+import { playerCredentialCheck } from './modules/devices/credentials.js';
+import { deviceRoutes } from './modules/devices/routes.js';
+import { Device, DeviceStatus } from './modules/devices/schemas.js';
+import { createDeviceService } from './modules/devices/service.js';
+import { createPlayerCredentialIssuer } from './auth/player-credential.js';
 import { createEventHub } from './modules/events/hub.js';
 import { eventRoutes } from './modules/events/routes.js';
 import { familyRoutes } from './modules/families/routes.js';
@@ -87,7 +92,7 @@ export async function buildApp(config: Readonly<Config>, opts: AppOptions = {}):
   await registerCors(app, config.corsOrigin);
   await registerRateLimit(app, config.rateLimitPerMinute);
   await registerApiDocument(app, config);
-  await app.register(authPlugin, { verifier });
+  await app.register(authPlugin, { verifier, playerCredentialStands: playerCredentialCheck(store) });
   // Entity tags name the data an answer shows and what else shapes it: the release (its
   // rendering) and the URLs answers are built with (signed answers add the signing key's id).
   const tagger = createTagger([RELEASE, config.publicBaseUrl, config.groupImageUrlTemplate]);
@@ -169,7 +174,7 @@ function createFastify(config: Readonly<Config>): App {
 
 /** The schemas answers refer to by name (`$ref`), shared by routes and the document. */
 function addSharedSchemas(app: App): void {
-  for (const schema of [ErrorBody, Card, CardSummary, Family, LibraryRecord, Group, Wishlist]) {
+  for (const schema of [ErrorBody, Card, CardSummary, Family, LibraryRecord, Group, Wishlist, Device, DeviceStatus]) {
     app.addSchema(schema);
   }
 }
@@ -191,6 +196,14 @@ async function registerResources(
   const rights = createMediaReadRights(store, families);
   await app.register(cardRoutes, { cards, media: signer, rights, tagger });
   await app.register(familyRoutes, { families });
+  const devices = createDeviceService(store, {
+    families,
+    issueCredential: createPlayerCredentialIssuer(config.auth),
+    assertReadable: async (userId, cardId) => {
+      await cards.read(userId, cardId);
+    },
+  });
+  await app.register(deviceRoutes, { devices });
   // Live events: streams end before the server closes (clients reconnect to another instance).
   const hub = createEventHub(store, config.events, {
     postgres: config.database.kind === 'postgres' ? config.database : undefined,

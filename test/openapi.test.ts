@@ -35,11 +35,16 @@ describe(`the OpenAPI document on ${testDialect()}`, () => {
     expect(Object.keys(scoped.responses)).toEqual(expect.arrayContaining(['401', '403']));
     expect(scoped.description).toContain('Needs the scope `user:content:view` (or `user:content:manage`).');
     expect(op('PUT', '/admin/cards/{cardId}').security).toEqual([{ bearer: ['admin'] }]);
-    // Any valid token: 401, never 403.
+    // Any valid token: 401, and 403 only for a registered player's credential (issue 22)...
     const anyToken = op('GET', '/card/mine');
     expect(anyToken.security).toEqual([{ bearer: [] }]);
     expect(anyToken.responses).toHaveProperty('401');
-    expect(anyToken.responses).not.toHaveProperty('403');
+    expect(anyToken.responses).toHaveProperty('403');
+    // ...unless the route is open to players too: then never 403.
+    const players = op('GET', '/card/{cardId}');
+    expect(players.security).toEqual([{ bearer: [] }]);
+    expect(players.responses).toHaveProperty('401');
+    expect(players.responses).not.toHaveProperty('403');
   });
 
   it('gives every operation a unique id, real descriptions and the shared error responses', () => {

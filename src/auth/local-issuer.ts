@@ -69,6 +69,10 @@ export interface MintOptions {
   expiresIn: string;
   issuer: string;
   audience: string;
+  /** The token's id (`jti`), for a credential that can be revoked by it. */
+  jti?: string;
+  /** Further claims (a player's device id). */
+  claims?: Record<string, unknown>;
 }
 
 export const DURATION_PATTERN = /^\d+\s*(s|sec|secs|second|seconds|m|min|mins|minute|minutes|h|hr|hrs|hour|hours|d|day|days|w|week|weeks)$/;
@@ -77,9 +81,11 @@ export async function mintToken(key: SigningKey, opts: MintOptions): Promise<str
   if (!DURATION_PATTERN.test(opts.expiresIn)) {
     throw new Error(`expires-in must be a duration such as 30s, 15m, 2h or 7d, not '${opts.expiresIn}'`);
   }
-  const claims: Record<string, unknown> = {};
+  const claims: Record<string, unknown> = { ...opts.claims };
   if (opts.scope) claims.scope = opts.scope;
-  return new SignJWT(claims)
+  const jwt = new SignJWT(claims);
+  if (opts.jti) jwt.setJti(opts.jti);
+  return jwt
     .setProtectedHeader({ alg: LOCAL_ALG, kid: key.kid, typ: 'JWT' })
     .setSubject(opts.sub)
     .setIssuer(opts.issuer)

@@ -12,6 +12,11 @@ declare module 'fastify' {
      * public (health, docs, the JWKS).
      */
     auth?: Scope | null;
+    /**
+     * Whether a registered player's credential may call a route open to any valid token
+     * (`auth: null`). Routes that name a scope need no flag: a player holds only its own scopes.
+     */
+    players?: boolean;
   }
   interface FastifyRequest {
     principal: Principal;
@@ -30,8 +35,17 @@ function unauthorized(message: string): AppError {
  * Bearer authentication for every route that declares `config.auth`. It runs in `onRequest`,
  * before the body is read, so an unauthenticated caller never gets a body parsed.
  */
-async function authPlugin(app: FastifyInstance, opts: { verifier: TokenVerifier }): Promise<void> {
-  const { verifier } = opts;
+export interface AuthPluginOptions {
+  verifier: TokenVerifier;
+  /**
+   * Whether a player's credential still stands (its device registered with it, its member in the
+   * device's family). Asked on every request a player makes, never cached: removal revokes at once.
+   */
+  playerCredentialStands: (player: NonNullable<Principal['player']>, userId: string) => Promise<boolean>;
+}
+
+async function authPlugin(app: FastifyInstance, opts: AuthPluginOptions): Promise<void> {
+  const { verifier, playerCredentialStands } = opts;
   app.decorateRequest('principal', null as unknown as Principal);
 
   app.addHook('onRequest', async (request: FastifyRequest) => {
@@ -55,6 +69,13 @@ async function authPlugin(app: FastifyInstance, opts: { verifier: TokenVerifier 
       // not the caller's fault, and a retry may succeed.
       request.log.error({ err }, 'token keys unavailable');
       throw new AppError('unavailable', "the token issuer's keys cannot be fetched; try again", { 'retry-after': '5' });
+    }
+    const { player, userId } = request.principal;
+    if (player) {
+      if (!(await playerCredentialStands(player, userId))) throw unauthorized('this player has been removed from its family; register it again');
+      if (required === null && request.routeOptions.config.players !== true) {
+        throw new AppError('forbidden', "a player's credential cannot be used for this operation");
+      }
     }
     if (!grants(request.principal.scopes, required)) {
       throw new AppError('forbidden', `this operation needs the scope '${required}'`, {

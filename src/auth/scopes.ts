@@ -8,6 +8,8 @@ export const SCOPES = {
   libraryView: 'family:library:view',
   libraryManage: 'family:library:manage',
   admin: 'admin',
+  /** A registered player's own: report its status, receive its commands (src/auth/player-credential.ts). */
+  player: 'device:player',
 } as const;
 
 export type Scope = (typeof SCOPES)[keyof typeof SCOPES];

@@ -10,6 +10,7 @@ import type { AuthConfig } from './config.js';
 import { hasLoneSurrogate } from '../shared/text.js';
 import { loadOrCreateSigningKey, LOCAL_ALG } from './local-issuer.js';
 import type { Principal } from './principal.js';
+import { playerOf } from './player-credential.js';
 import { scopesOf } from './scopes.js';
 import { TokenCache } from './token-cache.js';
 
@@ -68,10 +69,12 @@ export async function createVerifier(auth: AuthConfig): Promise<TokenVerifier> {
         if (payload.sub.length > MAX_SUBJECT_LENGTH || hasLoneSurrogate(payload.sub)) {
           throw new TokenRejected(`token subject (sub) must be Unicode text of at most ${MAX_SUBJECT_LENGTH} characters`);
         }
+        const player = playerOf(payload);
         const principal: Principal = {
           userId: payload.sub,
           scopes: scopesOf(payload),
           ...(payload.exp === undefined ? {} : { expiresAt: payload.exp * 1000 }),
+          ...(player ? { player } : {}),
         };
         verified.set(token, principal, payload.exp);
         return principal;

@@ -87,6 +87,20 @@ export interface FamilyDevicesTable {
   family_id: string;
   added_at: string;
   position: number;
+  /** The player's columns (migration 009), null for a device an operator listed by id alone. */
+  name: string | null;
+  device_type: string | null;
+  /** JSON: the device's settings as last written (null: the defaults). */
+  config: string | null;
+  /** JSON: the shortcuts document (null: none set). */
+  shortcuts: string | null;
+  /** JSON: the last status the player reported, and when. */
+  status: string | null;
+  status_at: string | null;
+  /** The `jti` of the player's one valid credential; null: the device holds none. */
+  credential_id: string | null;
+  /** The member who registered the player (its credential acts for the family through them). */
+  registered_by: string | null;
 }
 
 export interface FamilyEventsTable {

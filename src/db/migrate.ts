@@ -8,6 +8,7 @@ import { conditionalRequests } from './migrations/004-conditional-requests.js';
 import { transcodeTurns } from './migrations/005-transcode-turns.js';
 import { signIn } from './migrations/006-sign-in.js';
 import { liveEvents } from './migrations/008-live-events.js';
+import { players } from './migrations/009-players.js';
 
 /** The migrations, in order. Names sort; each is built for the dialect it runs on. */
 function migrations(dialect: StoreDialect): Record<string, Migration> {
@@ -19,6 +20,7 @@ function migrations(dialect: StoreDialect): Record<string, Migration> {
     '005-transcode-turns': transcodeTurns(),
     '006-sign-in': signIn(dialect),
     '008-live-events': liveEvents(dialect),
+    '009-players': players(dialect),
   };
 }
 

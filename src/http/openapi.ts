@@ -214,6 +214,8 @@ function describeRoutes(config: Readonly<Config>): (route: RouteOptions) => void
     } else {
       schema.security = [{ bearer: auth === null ? [] : [auth] }];
       responses[401] = ErrorRef;
+      // Open to any valid token but a player's (src/auth/plugin.ts): a player's is refused.
+      if (auth === null && route.config?.players !== true) responses[403] = ErrorRef;
       if (auth !== null) {
         responses[403] = ErrorRef;
         const text = `Needs the scope \`${auth}\`${auth.endsWith(':view') ? ` (or \`${auth.replace(/:view$/, ':manage')}\`)` : ''}.`;

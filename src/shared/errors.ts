@@ -15,6 +15,7 @@ export const ERROR_STATUS = {
   'method-not-allowed': 405,
   'request-timeout': 408,
   'idempotency-key-in-use': 409,
+  'device-offline': 409,
   'precondition-failed': 412,
   'payload-too-large': 413,
   'range-not-satisfiable': 416,

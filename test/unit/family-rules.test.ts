@@ -27,7 +27,7 @@ const member = (over: Partial<MembershipRow> = {}): MembershipRow => ({
   ...over,
 });
 
-const device = (id: string): DeviceRow => ({ device_id: id, family_id: 'fam1', added_at: T2, position: 0 });
+const device = (id: string): Pick<DeviceRow, 'device_id' | 'added_at'> => ({ device_id: id, added_at: T2 });
 
 describe('memberView', () => {
   it('shows approvedAt only for an approved member', () => {

@@ -57,7 +57,8 @@ export async function cardRoutes(
     ['/card/:cardId', null],
   ] as const) {
     app.get(url, {
-      config: { auth, conditional: 'read' },
+      // A registered player reads the cards its family may play (with `playable=true`).
+      config: { auth, conditional: 'read', players: true },
       schema: {
         tags: ['cards'],
         summary: 'Read one card with its chapters',

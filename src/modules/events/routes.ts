@@ -57,9 +57,12 @@ export async function eventRoutes(app: App, opts: { hub: EventHub; families: Fam
       },
     },
     handler: async (request, reply) => {
-      const { userId, expiresAt } = request.principal;
+      const { userId, expiresAt, player } = request.principal;
       const lastEventId = lastEventIdOf(request, request.query);
-      const slot = hub.reserve(userId);
+      // A registered player sees its family's events (its commands among them), not the own
+      // things (wishlists, uploads) of the member it acts through; its streams count as its own.
+      const readerId = player ? `player:${player.deviceId}` : userId;
+      const slot = hub.reserve(readerId);
       let familyId: string;
       try {
         // The family as the library view finds it (a stub on first need).
@@ -89,7 +92,7 @@ export async function eventRoutes(app: App, opts: { hub: EventHub; families: Fam
         onClose: (listener: () => void) => void raw.once('close', listener),
       };
       try {
-        await hub.start(slot, { reader: { familyId, userId }, lastEventId, expiresAt }, sink);
+        await hub.start(slot, { reader: { familyId, userId: readerId }, lastEventId, expiresAt }, sink);
       } catch (err) {
         request.log.error({ err }, 'live events: the stream could not start');
         raw.destroy();

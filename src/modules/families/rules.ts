@@ -8,7 +8,7 @@ export const isStub = (family: Pick<Family, 'members' | 'devices'>): boolean =>
   family.members.length === 0 && family.devices.length === 0;
 
 /** The family as the interface shows it, from its rows. */
-export function familyView(family: FamilyRow, members: MembershipRow[], devices: DeviceRow[]): Family {
+export function familyView(family: FamilyRow, members: MembershipRow[], devices: Pick<DeviceRow, 'device_id' | 'added_at'>[]): Family {
   return {
     familyId: family.family_id,
     country: family.country,

@@ -1,0 +1,149 @@
+import { SCOPES } from '../../auth/scopes.js';
+import type { App } from '../../http/route-app.js';
+import { ErrorRef, StatusOk, authErrors } from '../../shared/schemas.js';
+import {
+  CommandAccepted,
+  ConfigUpdate,
+  DeviceCommand,
+  DeviceConfigEnvelope,
+  DeviceList,
+  DeviceParams,
+  PlayerRegistration,
+  RegisteredPlayer,
+  ShortcutsUpdate,
+  StatusReport,
+} from './schemas.js';
+import type { DeviceService } from './service.js';
+
+/**
+ * The family's players, in the public service's paths and shapes. Members read them with
+ * `family:library:view` and change or command them with `family:library:manage` (the scopes a
+ * signed-in member's token carries); a player reports its own status with `device:player`.
+ */
+export async function deviceRoutes(app: App, opts: { devices: DeviceService }): Promise<void> {
+  const { devices } = opts;
+  const deviceErrors = { ...authErrors, 404: ErrorRef };
+
+  app.get('/device-v2/devices/mine', {
+    config: { auth: SCOPES.libraryView },
+    schema: {
+      tags: ['devices'],
+      summary: "The devices of the caller's family",
+      response: { 200: DeviceList, ...authErrors },
+    },
+    handler: async (req) => ({ devices: await devices.listMine(req.principal.userId) }),
+  });
+
+  app.post('/device-v2/devices/mine', {
+    config: { auth: SCOPES.libraryManage },
+    schema: {
+      tags: ['devices'],
+      summary: 'Register a player (a browser) in the caller\'s family',
+      description:
+        "Answers the new device and its credential: a token for the player alone (`family:library:view device:player`), shown once. Removing the device revokes it at once.",
+      body: PlayerRegistration,
+      response: { 201: RegisteredPlayer, ...authErrors },
+    },
+    handler: async (req, reply) => reply.code(201).send(await devices.register(req.principal.userId, req.body.name)),
+  });
+
+  app.delete('/device-v2/:deviceId', {
+    config: { auth: SCOPES.libraryManage },
+    schema: {
+      tags: ['devices'],
+      summary: "Remove a device from the family (a player's credential stops working at once)",
+      params: DeviceParams,
+      response: { 200: StatusOk, ...deviceErrors },
+    },
+    handler: async (req) => {
+      await devices.remove(req.principal.userId, req.params.deviceId);
+      return { status: 'ok' as const };
+    },
+  });
+
+  app.get('/device-v2/:deviceId/status', {
+    config: { auth: SCOPES.libraryView },
+    schema: {
+      tags: ['devices'],
+      summary: 'The last status the player reported',
+      description: '`isOnline` is true while the last report is at most 30 seconds old.',
+      params: DeviceParams,
+      response: { 200: { $ref: 'DeviceStatus' }, ...deviceErrors },
+    },
+    handler: async (req) => devices.status(req.principal.userId, req.params.deviceId),
+  });
+
+  app.put('/device-v2/:deviceId/status', {
+    config: { auth: SCOPES.player },
+    schema: {
+      tags: ['devices'],
+      summary: "A player reports its status (its own credential only)",
+      description: 'The whole state each time: fields left out take their defaults.',
+      params: DeviceParams,
+      body: StatusReport,
+      response: { 200: { $ref: 'DeviceStatus' }, ...deviceErrors },
+    },
+    handler: async (req) => devices.report(req.principal, req.params.deviceId, req.body),
+  });
+
+  app.get('/device-v2/:deviceId/config', {
+    config: { auth: SCOPES.libraryView },
+    schema: {
+      tags: ['devices'],
+      summary: "The device's settings (defaults for those never written) and shortcuts",
+      params: DeviceParams,
+      response: { 200: DeviceConfigEnvelope, ...deviceErrors },
+    },
+    handler: async (req) => devices.config(req.principal.userId, req.params.deviceId),
+  });
+
+  for (const method of ['PUT', 'PATCH'] as const) {
+    app.route({
+      method,
+      url: '/device-v2/:deviceId/config',
+      config: { auth: SCOPES.libraryManage },
+      schema: {
+        tags: ['devices'],
+        summary: "Change the device's name or settings; settings left out keep their values",
+        params: DeviceParams,
+        body: ConfigUpdate,
+        response: { 200: StatusOk, ...deviceErrors },
+      },
+      handler: async (req) => {
+        await devices.updateConfig(req.principal.userId, req.params.deviceId, req.body);
+        return { status: 'ok' as const };
+      },
+    });
+  }
+
+  app.put('/device-v2/:deviceId/shortcuts', {
+    config: { auth: SCOPES.libraryManage },
+    schema: {
+      tags: ['devices'],
+      summary: "Replace the device's shortcuts (day and night modes)",
+      params: DeviceParams,
+      body: ShortcutsUpdate,
+      response: { 200: StatusOk, ...deviceErrors },
+    },
+    handler: async (req) => {
+      await devices.updateShortcuts(req.principal.userId, req.params.deviceId, req.body.shortcuts);
+      return { status: 'ok' as const };
+    },
+  });
+
+  app.post('/device-v2/:deviceId/command', {
+    config: { auth: SCOPES.libraryManage },
+    schema: {
+      tags: ['devices'],
+      summary: 'Send a command to a player: play a card (at a chapter and track), pause, resume, stop, volume, next, previous',
+      description: 'An offline player is refused with 409 `device-offline`: commands are never queued.',
+      params: DeviceParams,
+      body: DeviceCommand,
+      response: { 200: CommandAccepted, ...deviceErrors, 409: ErrorRef },
+    },
+    handler: async (req) => {
+      const { commandId } = await devices.command(req.principal.userId, req.params.deviceId, req.body);
+      return { status: 'ok' as const, commandId };
+    },
+  });
+}

@@ -1,0 +1,165 @@
+import type { DeviceRow } from '../../db/database.js';
+import type { ConfigSettings, ConfigSettingsInput, Device, DeviceCommand, DeviceStatus, Shortcuts, StatusReport } from './schemas.js';
+
+/** The devices rules (issue 22, DECISIONS.md "Devices and events"), as pure functions. */
+
+/**
+ * A player is online while its last status report is at most this old. A browser player
+ * reports every few seconds and on each change (docs/api.md, "Players"), so three missed
+ * reports in a row mean it is gone (closed, asleep, or off the network).
+ */
+export const ONLINE_WINDOW_MS = 30_000;
+
+/** The `deviceType` of a browser registered as a player, and of a device an operator listed by id. */
+export const BROWSER_PLAYER = 'cardshelf-browser';
+export const LISTED_DEVICE = 'cardshelf-device';
+
+export function isOnline(statusAt: string | null, nowMs: number): boolean {
+  if (statusAt === null) return false;
+  const age = nowMs - Date.parse(statusAt);
+  return age <= ONLINE_WINDOW_MS;
+}
+
+/** The settings of a device that never wrote them: the public service's documented defaults. */
+export const DEFAULT_CONFIG: ConfigSettings = {
+  alarms: [],
+  ambientColour: '#40bfd9',
+  bluetoothEnabled: '1',
+  btHeadphonesEnabled: true,
+  clockFace: 'digital-sun',
+  dayDisplayBrightness: 'auto',
+  dayTime: '07:00',
+  dayYotoDaily: '',
+  dayYotoRadio: '',
+  daySoundsOff: '0',
+  displayDimBrightness: '0',
+  displayDimTimeout: '60',
+  headphonesVolumeLimited: true,
+  hourFormat: '24',
+  logLevel: 'none',
+  locale: 'en',
+  maxVolumeLimit: '16',
+  nightAmbientColour: '#f57399',
+  nightDisplayBrightness: 'auto',
+  nightMaxVolumeLimit: '10',
+  nightTime: '19:00',
+  nightYotoDaily: '',
+  nightYotoRadio: '0',
+  nightSoundsOff: '1',
+  pausePowerButton: true,
+  pauseVolumeDown: false,
+  repeatAll: false,
+  showDiagnostics: false,
+  shutdownTimeout: '3600',
+  systemVolume: '100',
+  timezone: '',
+  volumeLevel: 'safe',
+};
+
+export const EMPTY_SHORTCUTS: Shortcuts = { versionId: '', modes: { day: { content: [] }, night: { content: [] } } };
+
+/** The stored settings with the defaults under them; a write keeps what it does not send. */
+export function configOf(stored: string | null, update: ConfigSettingsInput = {}): ConfigSettings {
+  const saved = stored === null ? {} : (JSON.parse(stored) as ConfigSettingsInput);
+  return { ...DEFAULT_CONFIG, ...saved, ...update };
+}
+
+export function deviceView(row: DeviceRow, nowMs: number): Device {
+  const registered = row.device_type === BROWSER_PLAYER;
+  return {
+    deviceId: row.device_id,
+    name: row.name ?? row.device_id,
+    description: registered ? 'a browser registered as a player of the family' : '',
+    online: isOnline(row.status_at, nowMs),
+    releaseChannel: 'cardshelf',
+    deviceType: row.device_type ?? LISTED_DEVICE,
+    deviceFamily: registered ? 'browser' : 'unknown',
+    deviceGroup: '',
+    generation: '',
+    formFactor: registered ? 'browser' : '',
+  };
+}
+
+/** A report as stored: what the player said, with `activeCard: 'none'` for no card. */
+export function normalReport(report: StatusReport): StatusReport {
+  const card = report.activeCard ?? 'none';
+  return { ...report, activeCard: card };
+}
+
+/** `GET /device-v2/{id}/status`: the last report under the public service's fields. */
+export function statusView(row: DeviceRow, nowMs: number): DeviceStatus {
+  const report = row.status === null ? {} : (JSON.parse(row.status) as StatusReport);
+  const activeCard = report.activeCard ?? 'none';
+  const volume = report.userVolumePercentage ?? 50;
+  const updatedAt = row.status_at ?? row.added_at;
+  return {
+    deviceId: row.device_id,
+    activeCard,
+    ambientLightSensorReading: 0,
+    averageDownloadSpeedBytesSecond: 0,
+    batteryLevelPercentage: 100,
+    batteryLevelPercentageRaw: 100,
+    buzzErrors: 0,
+    cardInsertionState: activeCard === 'none' ? 0 : 2,
+    dayMode: -1,
+    errorsLogged: 0,
+    firmwareVersion: '',
+    freeDiskSpaceBytes: 0,
+    isAudioDeviceConnected: false,
+    isBackgroundDownloadActive: false,
+    isBluetoothAudioConnected: false,
+    isCharging: false,
+    isNfcLocked: 0,
+    isOnline: isOnline(row.status_at, nowMs),
+    networkSsid: '',
+    nightlightMode: 'off',
+    playingSource: 0,
+    powerCapabilities: null,
+    powerSource: 2,
+    systemVolumePercentage: 100,
+    taskWatchdogTimeoutCount: 0,
+    temperatureCelcius: 'notSupported',
+    totalDiskSpaceBytes: 0,
+    updatedAt,
+    uptime: 0,
+    userVolumePercentage: volume,
+    utcOffsetSeconds: 0,
+    utcTime: Math.floor(Date.parse(updatedAt) / 1000),
+    wifiStrength: 0,
+    chapterKey: report.chapterKey ?? null,
+    trackKey: report.trackKey ?? null,
+    position: report.position ?? 0,
+    trackLength: report.trackLength ?? 0,
+    playbackStatus: report.playbackStatus ?? 'stopped',
+    reportedAt: row.status_at,
+  };
+}
+
+/** The status in the short field names the public service's config answer uses. */
+export function rawStatusView(status: DeviceStatus): Record<string, unknown> {
+  return {
+    deviceId: status.deviceId,
+    activeCard: status.activeCard,
+    batteryLevel: status.batteryLevelPercentage,
+    cardInserted: status.cardInsertionState,
+    charging: 0,
+    day: status.dayMode,
+    fwVersion: status.firmwareVersion,
+    playingStatus: status.playbackStatus === 'playing' ? 1 : 0,
+    powerSrc: status.powerSource,
+    updatedAt: status.updatedAt,
+    userVolume: status.userVolumePercentage,
+    volume: status.systemVolumePercentage,
+  };
+}
+
+/** Why a command cannot be sent as it is (a 400), or undefined when it can. */
+export function commandProblem(command: DeviceCommand): string | undefined {
+  if (command.command === 'card-play' && command.cardId === undefined) return "'card-play' needs a cardId";
+  if (command.command === 'volume' && command.volume === undefined) return "'volume' needs a volume (0 to 100)";
+  if (command.command !== 'card-play' && (command.cardId ?? command.chapterKey ?? command.trackKey ?? command.secondsIn) !== undefined) {
+    return `'${command.command}' takes no cardId, chapterKey, trackKey or secondsIn`;
+  }
+  if (command.command !== 'volume' && command.volume !== undefined) return `'${command.command}' takes no volume`;
+  return undefined;
+}
