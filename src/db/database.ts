@@ -28,6 +28,7 @@ export interface Database {
   oauth_records: OAuthRecordsTable;
   throttle_counters: ThrottleCountersTable;
   invitations: InvitationsTable;
+  setup_links: SetupLinksTable;
 }
 
 /** 0 or 1: booleans stored portably. */
@@ -242,6 +243,9 @@ export interface OAuthRecordsTable {
   user_code: string | null;
   uid: string | null;
   expires_at: string | null;
+  /** Migration 009: the payload's `accountId` and `clientId`, for look-ups by account and by app. */
+  account_id: string | null;
+  client_id: string | null;
 }
 
 /** Migration 006: see accounts/throttle.ts. */
@@ -279,3 +283,11 @@ export type AudioUploadRow = Selectable<AudioUploadsTable>;
 export type TranscodeRow = Selectable<TranscodesTable>;
 export type DisplayIconRow = Selectable<DisplayIconsTable>;
 export type FamilyImageRow = Selectable<FamilyImagesTable>;
+
+/** Migration 009: see accounts/setup-link.ts. */
+export interface SetupLinksTable {
+  secret_hash: string;
+  created_at: string;
+  expires_at: string;
+  used_at: string | null;
+}

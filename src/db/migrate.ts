@@ -7,6 +7,7 @@ import { readinessProbe } from './migrations/003-readiness-probe.js';
 import { conditionalRequests } from './migrations/004-conditional-requests.js';
 import { transcodeTurns } from './migrations/005-transcode-turns.js';
 import { signIn } from './migrations/006-sign-in.js';
+import { signInOwners } from './migrations/009-sign-in-owners.js';
 
 /** The migrations, in order. Names sort; each is built for the dialect it runs on. */
 function migrations(dialect: StoreDialect): Record<string, Migration> {
@@ -17,6 +18,7 @@ function migrations(dialect: StoreDialect): Record<string, Migration> {
     '004-conditional-requests': conditionalRequests(dialect),
     '005-transcode-turns': transcodeTurns(),
     '006-sign-in': signIn(dialect),
+    '009-sign-in-owners': signInOwners(dialect),
   };
 }
 

@@ -50,6 +50,8 @@ export function createAdapter(store: Store, unknownClient: UnknownClient, opts: 
         grant_id: payload.grantId ?? null,
         user_code: payload.userCode ?? null,
         uid: payload.uid ?? null,
+        account_id: typeof payload.accountId === 'string' ? payload.accountId : null,
+        client_id: typeof payload.clientId === 'string' ? payload.clientId : null,
         expires_at: expiresIn ? new Date(Date.now() + expiresIn * 1000).toISOString() : null,
       };
       await db
