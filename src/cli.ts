@@ -7,6 +7,7 @@ import { DURATION_PATTERN, loadOrCreateSigningKey, mintToken } from './auth/loca
 import { ConfigError, loadConfig, type Config } from './config.js';
 import { migrateToLatest } from './db/migrate.js';
 import { openStore } from './db/store.js';
+import type { Store } from './db/dialect.js';
 import { AlreadySeeded, seedScale } from './seed/scale.js';
 import { openMediaStore } from './media-store/open-media-store.js';
 import { collectMediaGarbage } from './modules/media/gc.js';
@@ -15,6 +16,7 @@ import { ArchiveRefused, ImportConflicts } from './transfer/importer.js';
 import type { ExportProgress } from './transfer/exporter.js';
 import { createTransferService } from './transfer/service.js';
 import { AccountRefused, createAccountService, type Account, type AccountService } from './accounts/service.js';
+import { addClient, ClientRefused, listClients, removeClient, type RegisteredClient } from './oauth/clients.js';
 
 /**
  * The exit codes of every command (README, "Command line"). Anything thrown that is not one
@@ -68,7 +70,7 @@ function durationMs(text: string): number {
  * Runs one command; resolves to its exit code (EXIT). Options are all checked before anything
  * runs, and the environment is read only once the command is known to be well-formed, so
  * `--help` and a mistyped option never touch a database. Only `token`, `seed --demo` (their
- * token), `media gc` (its report) and `user list` (the accounts) write to stdout; help and `--version` go to stdout too, everything else to stderr.
+ * token), `media gc` (its report), `user list` (the accounts) and `client list` (the apps) write to stdout; help and `--version` go to stdout too, everything else to stderr.
  */
 export async function main(argv: string[]): Promise<number> {
   let code: number = EXIT.OK;
@@ -152,6 +154,41 @@ export async function main(argv: string[]): Promise<number> {
       return userChange(config, (accounts) => accounts.resetPassword(key, password), 'password changed', opts.passwordStdin ? undefined : password);
     }));
 
+  const client = program.command('client').description('apps registered for sign-in: redirect flows to other than a loopback address need one');
+  client
+    .command('add')
+    .description('register a public app (no secret, PKCE) and where sign-in may send its browser back')
+    .argument('<client-id>', 'the id the app sends as client_id ([A-Za-z0-9._~-], 1 to 128)')
+    .requiredOption('--name <name>', 'the name the approval page shows')
+    .requiredOption('--redirect-uri <uri>', 'an https:// address, or http:// to a loopback address (any port); repeat for more', (uri: string, all: string[]) => [...all, uri], [] as string[])
+    .action(run(async (config, clientId: string, opts: { name: string; redirectUri: string[] }) =>
+      withClients(config, async (store) => {
+        await addClient(store, { clientId, name: opts.name, redirectUris: opts.redirectUri });
+        err(`client add: ${clientId} (${opts.name}): ${opts.redirectUri.join(' ')}`);
+        return EXIT.OK;
+      }),
+    ));
+  client
+    .command('list')
+    .description('list the registered apps on stdout, one a line: client id, name, redirect URIs')
+    .action(run(async (config) =>
+      withClients(config, async (store) => {
+        for (const c of await listClients(store)) process.stdout.write(`${describeClient(c)}\n`);
+        return EXIT.OK;
+      }),
+    ));
+  client
+    .command('remove')
+    .description("unregister an app and end its sign-ins (its refresh tokens stop working)")
+    .argument('<client-id>')
+    .action(run(async (config, clientId: string) =>
+      withClients(config, async (store) => {
+        if (!(await removeClient(store, clientId))) throw new Refused(`client: ${clientId} is not registered`);
+        err(`client remove: ${clientId}: removed, its sign-ins ended`);
+        return EXIT.OK;
+      }),
+    ));
+
   program
     .command('media')
     .description('stored media')
@@ -234,6 +271,23 @@ async function withAccounts<T>(config: Readonly<Config>, work: (accounts: Accoun
     await store.db.destroy();
   }
 }
+
+/** The client commands: they need the embedded sign-in server; ClientRefused is the operator's to fix: exit 2. */
+async function withClients(config: Readonly<Config>, work: (store: Store) => Promise<number>): Promise<number> {
+  if (config.auth.mode !== 'local') throw new Refused('client: apps sign in at the external issuer (AUTH_ISSUER is set)');
+  const store = openStore(config.database);
+  try {
+    await migrateToLatest(store);
+    return await work(store);
+  } catch (e) {
+    if (e instanceof ClientRefused) throw new Refused(`client: ${e.message}`);
+    throw e;
+  } finally {
+    await store.db.destroy();
+  }
+}
+
+const describeClient = (c: RegisteredClient): string => [c.clientId, c.name, c.redirectUris.join(' ')].join('\t');
 
 /** 20 random characters from an alphabet without look-alikes (about 114 bits). */
 function randomPassword(): string {

@@ -40,6 +40,8 @@ const EnvSchema = Type.Object({
   /** Signing in (the embedded OAuth server; off with AUTH_ISSUER): token lifetimes in seconds. */
   ACCESS_TOKEN_TTL_SECONDS: Type.Integer({ minimum: 60, maximum: 86_400, default: 14_400 }),
   REFRESH_TOKEN_TTL_SECONDS: Type.Integer({ minimum: 3600, default: 7_776_000 }),
+  /** How long a rotated refresh token may still be used (concurrent refreshes); after it, a reuse revokes the grant. */
+  REFRESH_REUSE_GRACE_SECONDS: Type.Integer({ minimum: 0, maximum: 300, default: 10 }),
   /** Who may make an account: nobody but the operator, whoever has an invitation, or anyone. */
   SIGNUP: Type.Union([Type.Literal('closed'), Type.Literal('invite'), Type.Literal('open')], { default: 'invite' }),
   /** Keys of the sign-in cookies, comma-separated, newest first (default: derived from the signing key). */
@@ -166,7 +168,13 @@ export interface Config {
   /** Whose X-Forwarded-For names the client (request.ip): Fastify's trustProxy. */
   trustProxy: boolean | string[];
   events: EventsConfig;
-  signIn: { accessTokenTtlSeconds: number; refreshTokenTtlSeconds: number; cookieKeys: string[] | undefined; signup: 'closed' | 'invite' | 'open' };
+  signIn: {
+    accessTokenTtlSeconds: number;
+    refreshTokenTtlSeconds: number;
+    refreshReuseGraceSeconds: number;
+    cookieKeys: string[] | undefined;
+    signup: 'closed' | 'invite' | 'open';
+  };
 }
 
 export interface MediaConfig extends MediaStoreConfig {
@@ -327,6 +335,7 @@ function fromEnv(env: Env): Config {
     signIn: {
       accessTokenTtlSeconds: env.ACCESS_TOKEN_TTL_SECONDS,
       refreshTokenTtlSeconds: env.REFRESH_TOKEN_TTL_SECONDS,
+      refreshReuseGraceSeconds: env.REFRESH_REUSE_GRACE_SECONDS,
       cookieKeys: env.SESSION_COOKIE_KEYS?.split(','),
       signup: env.SIGNUP,
     },

@@ -14,12 +14,14 @@ const DEVICE_GRANT = 'urn:ietf:params:oauth:grant-type:device_code';
 const EMAIL = 'ann@example.com';
 const PASSWORD = 'correct horse battery';
 const SCOPE = 'openid profile offline_access';
+/** The refresh reuse grace of the app under test: short, so the test can wait it out. */
+const GRACE_SECONDS = 2;
 
 describe(`signing in on ${testDialect()}`, { timeout: 120_000 }, () => {
   let t: TestApp;
   let userId: string;
   beforeAll(async () => {
-    t = await startTestApp({ PUBLIC_BASE_URL: 'http://localhost' });
+    t = await startTestApp({ PUBLIC_BASE_URL: 'http://localhost', REFRESH_REUSE_GRACE_SECONDS: String(GRACE_SECONDS) });
     // The app's own store is not exposed; a second connection to the same database adds the account.
     const store = openStore(t.config.database);
     try {
@@ -212,6 +214,41 @@ describe(`signing in on ${testDialect()}`, { timeout: 120_000 }, () => {
 
       // A code used twice is refused (and the engine revokes what it gave, RFC 6749 section 4.1.2).
       expect(await tokenRequest(t, { ...exchange, code_verifier: verifier })).toMatchObject({ status: 400, body: { error: 'invalid_grant' } });
+    });
+
+    /** Signs in by PKCE and answers the first tokens. */
+    async function pkceTokens(clientId: string): Promise<Record<string, any>> {
+      const last = await authorize(clientId, redirectUri);
+      expect(last.location).toMatch(new RegExp(`^${redirectUri}\\?code=`));
+      const code = new URL(last.location!).searchParams.get('code')!;
+      const tokens = await tokenRequest(t, { grant_type: 'authorization_code', code, redirect_uri: redirectUri, client_id: clientId, code_verifier: verifier });
+      expect(tokens.status, JSON.stringify(tokens.body)).toBe(200);
+      return tokens.body;
+    }
+
+    it('refresh reuse: inside the grace window a used refresh token still works (concurrent refreshes both succeed); after it, its reuse revokes the whole grant', async () => {
+      const clientId = 'yoto-reuse-client';
+      const refresh = (refreshToken: string) => tokenRequest(t, { grant_type: 'refresh_token', refresh_token: refreshToken, client_id: clientId });
+      const first = await pkceTokens(clientId);
+      const rotated = await refresh(first.refresh_token);
+      expect(rotated.status, JSON.stringify(rotated.body)).toBe(200);
+      const used = rotated.body.refresh_token as string;
+
+      // Two refreshes with the same token at once (two tabs, a retry): both succeed, with distinct tokens.
+      const [a, b] = await Promise.all([refresh(used), refresh(used)]);
+      expect([a.status, b.status], JSON.stringify([a.body, b.body])).toEqual([200, 200]);
+      expect(new Set([used, a.body.refresh_token, b.body.refresh_token]).size).toBe(3);
+      // Again, a moment later: still inside the window.
+      const again = await refresh(used);
+      expect(again.status, JSON.stringify(again.body)).toBe(200);
+      expect((await t.call('GET', '/content/mine', { token: again.body.access_token })).status).toBe(200);
+
+      await new Promise((resolve) => setTimeout(resolve, GRACE_SECONDS * 1000 + 200));
+      // After the window: a replay. The token is refused, and so is every token of its grant.
+      expect(await refresh(used)).toMatchObject({ status: 400, body: { error: 'invalid_grant' } });
+      for (const live of [a.body.refresh_token, b.body.refresh_token, again.body.refresh_token]) {
+        expect(await refresh(live)).toMatchObject({ status: 400, body: { error: 'invalid_grant' } });
+      }
     });
 
     it('refuses a redirect that is neither registered nor loopback, without redirecting', async () => {

@@ -29,6 +29,7 @@ export interface Database {
   throttle_counters: ThrottleCountersTable;
   invitations: InvitationsTable;
   live_events: LiveEventsTable;
+  setup_links: SetupLinksTable;
 }
 
 /** 0 or 1: booleans stored portably. */
@@ -257,6 +258,9 @@ export interface OAuthRecordsTable {
   user_code: string | null;
   uid: string | null;
   expires_at: string | null;
+  /** Migration 009: the payload's `accountId` and `clientId`, for look-ups by account and by app. */
+  account_id: string | null;
+  client_id: string | null;
 }
 
 /** Migration 006: see accounts/throttle.ts. */
@@ -305,3 +309,11 @@ export type AudioUploadRow = Selectable<AudioUploadsTable>;
 export type TranscodeRow = Selectable<TranscodesTable>;
 export type DisplayIconRow = Selectable<DisplayIconsTable>;
 export type FamilyImageRow = Selectable<FamilyImagesTable>;
+
+/** Migration 009: see accounts/setup-link.ts. */
+export interface SetupLinksTable {
+  secret_hash: string;
+  created_at: string;
+  expires_at: string;
+  used_at: string | null;
+}

@@ -7,6 +7,7 @@ import { readinessProbe } from './migrations/003-readiness-probe.js';
 import { conditionalRequests } from './migrations/004-conditional-requests.js';
 import { transcodeTurns } from './migrations/005-transcode-turns.js';
 import { signIn } from './migrations/006-sign-in.js';
+import { signInOwners } from './migrations/007-sign-in-owners.js';
 import { liveEvents } from './migrations/008-live-events.js';
 import { players } from './migrations/009-players.js';
 
@@ -19,6 +20,7 @@ function migrations(dialect: StoreDialect): Record<string, Migration> {
     '004-conditional-requests': conditionalRequests(dialect),
     '005-transcode-turns': transcodeTurns(),
     '006-sign-in': signIn(dialect),
+    '007-sign-in-owners': signInOwners(dialect),
     '008-live-events': liveEvents(dialect),
     '009-players': players(dialect),
   };

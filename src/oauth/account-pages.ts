@@ -1,4 +1,3 @@
-import { createHmac, hkdfSync, timingSafeEqual } from 'node:crypto';
 import { Type } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { INVITATION_UNUSABLE, type InvitationService, type NewMember, type SignupPolicy } from '../accounts/invitations.js';
@@ -8,7 +7,8 @@ import { SCOPES } from '../auth/scopes.js';
 import type { App } from '../http/route-app.js';
 import { AppError } from '../shared/errors.js';
 import { authErrors, ErrorRef } from '../shared/schemas.js';
-import { messagePage, newAccountPage, PAGE_CSP } from './pages.js';
+import { acceptForms, createFormGuard, sendPage } from './form-guard.js';
+import { messagePage, newAccountPage } from './pages.js';
 
 export interface AccountPagesOptions {
   invitations: InvitationService;
@@ -17,9 +17,6 @@ export interface AccountPagesOptions {
   publicBaseUrl: string;
   cookieKeys: string[];
 }
-
-/** How long a form stays good after its page was shown. */
-const FORM_TTL_MS = 3_600_000;
 
 const InvitationEnvelope = Type.Object({
   invitation: Type.Object({
@@ -33,40 +30,18 @@ type Form = Record<string, string | undefined>;
 
 /**
  * Invitations (`POST /user/invitations` makes a link, `/invitation/<secret>` takes it) and, with
- * `SIGNUP=open`, `/signup`. The forms carry a token (an HMAC of the time the page was shown, good
- * for an hour), and a post the browser says comes from another site is refused.
+ * `SIGNUP=open`, `/signup`. The forms carry a token and are refused from another site
+ * (src/oauth/form-guard.ts).
  */
 export async function accountPages(app: App, opts: AccountPagesOptions): Promise<void> {
   const { invitations, throttle, signup } = opts;
-  const origin = new URL(opts.publicBaseUrl).origin;
-  const key = Buffer.from(hkdfSync('sha256', opts.cookieKeys[0]!, 'cardshelf', 'account forms', 32));
-  const mac = (purpose: string, issued: string): string => createHmac('sha256', key).update(`${purpose}:${issued}`).digest('base64url');
-  const csrfFor = (purpose: string): string => {
-    const issued = String(Date.now());
-    return `${issued}.${mac(purpose, issued)}`;
-  };
-  const checkForm = (request: FastifyRequest, purpose: string, sent: string | undefined): void => {
-    // The browser says where the post comes from: `Sec-Fetch-Site` (every current browser), or
-    // `Origin` (which is "null" under the no-referrer policy the app sends, so only a real other
-    // origin is refused by it).
-    const site = request.headers['sec-fetch-site'];
-    const sentOrigin = request.headers.origin;
-    const otherSite = (site !== undefined && site !== 'same-origin' && site !== 'none') || (sentOrigin !== undefined && sentOrigin !== 'null' && sentOrigin !== origin);
-    const [issued = '', given = ''] = (sent ?? '').split('.');
-    const expected = Buffer.from(mac(purpose, issued));
-    const fresh = Date.now() - Number(issued) < FORM_TTL_MS;
-    const matches = given.length === expected.length && timingSafeEqual(Buffer.from(given), expected);
-    if (otherSite || !fresh || !matches) {
-      throw new AppError('forbidden', 'this form is out of date or was not sent from this site; open the page again');
-    }
-  };
+  const guard = createFormGuard(opts.publicBaseUrl, opts.cookieKeys);
+  const csrfFor = (purpose: string): string => guard.tokenFor(purpose);
+  const checkForm = (request: FastifyRequest, purpose: string, sent: string | undefined): void => guard.check(request, purpose, sent);
 
-  const html = (reply: FastifyReply, status: number, body: string): FastifyReply =>
-    reply.code(status).header('content-security-policy', PAGE_CSP).header('cache-control', 'no-store').type('text/html; charset=utf-8').send(body);
+  const html = sendPage;
 
-  app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string', bodyLimit: 8192 }, (_req, body, done) => {
-    done(null, Object.fromEntries(new URLSearchParams(body as string)));
-  });
+  acceptForms(app);
 
   const memberFrom = (form: Form): NewMember => ({ email: form.email ?? '', displayName: form.name ?? '', password: form.password ?? '' });
 

@@ -17,8 +17,24 @@ export type UnknownClient = (clientId: string) => AdapterPayload | undefined;
 
 export type AdapterClass = new (model: string) => Adapter;
 
-export function createAdapter(store: Store, unknownClient: UnknownClient): AdapterClass {
+export interface AdapterOptions {
+  /**
+   * Refresh reuse: a rotated refresh token found again within this many ms of its first use is
+   * handed to the engine as unused, so two refreshes racing with one token (two tabs, a retry
+   * after a lost answer) both succeed. After it, the engine sees it used and revokes the whole
+   * grant (a stolen token replayed), as OAuth 2.0 Security BCP section 4.14 advises.
+   */
+  refreshReuseGraceMs: number;
+  now?: () => number;
+}
+
+export function createAdapter(store: Store, unknownClient: UnknownClient, opts: AdapterOptions): AdapterClass {
   const { db, dialect } = store;
+  const now = opts.now ?? Date.now;
+
+  /** The engine marks `consumed` in whole seconds (its epochTime). */
+  const withinGrace = (payload: AdapterPayload): boolean =>
+    typeof payload.consumed === 'number' && now() - payload.consumed * 1000 < opts.refreshReuseGraceMs;
 
   const read = async (model: string, column: 'id' | 'user_code' | 'uid', value: string): Promise<AdapterPayload | undefined> => {
     const row = await db.selectFrom('oauth_records').select('payload').where('model', '=', model).where(column, '=', value).executeTakeFirst();
@@ -34,6 +50,8 @@ export function createAdapter(store: Store, unknownClient: UnknownClient): Adapt
         grant_id: payload.grantId ?? null,
         user_code: payload.userCode ?? null,
         uid: payload.uid ?? null,
+        account_id: typeof payload.accountId === 'string' ? payload.accountId : null,
+        client_id: typeof payload.clientId === 'string' ? payload.clientId : null,
         expires_at: expiresIn ? new Date(Date.now() + expiresIn * 1000).toISOString() : null,
       };
       await db
@@ -45,6 +63,7 @@ export function createAdapter(store: Store, unknownClient: UnknownClient): Adapt
 
     async find(id: string): Promise<AdapterPayload | undefined> {
       const found = await read(this.model, 'id', id);
+      if (found && this.model === 'RefreshToken' && withinGrace(found)) return { ...found, consumed: undefined };
       if (found || this.model !== 'Client') return found;
       return unknownClient(id);
     }
@@ -59,14 +78,17 @@ export function createAdapter(store: Store, unknownClient: UnknownClient): Adapt
 
     /**
      * Marks a code or refresh token used. Racing consumers of one token are serialised by the
-     * key lock, so the engine's "already consumed" check sees the first one's mark.
+     * key lock, so the engine's "already consumed" check sees the first one's mark. The first
+     * mark is kept: the refresh reuse grace counts from the first use, not the latest.
      */
     async consume(id: string): Promise<void> {
       await db.transaction().execute(async (trx) => {
         await dialect.lockKey(trx, `oauth:${this.model}:${id}`);
         const row = await trx.selectFrom('oauth_records').select('payload').where('model', '=', this.model).where('id', '=', id).executeTakeFirst();
         if (!row) return;
-        const payload = { ...(JSON.parse(row.payload) as AdapterPayload), consumed: Math.floor(Date.now() / 1000) };
+        const stored = JSON.parse(row.payload) as AdapterPayload;
+        if (stored.consumed) return;
+        const payload = { ...stored, consumed: Math.floor(now() / 1000) };
         await trx.updateTable('oauth_records').set({ payload: JSON.stringify(payload) }).where('model', '=', this.model).where('id', '=', id).execute();
       });
     }

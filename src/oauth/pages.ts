@@ -20,7 +20,7 @@ const STYLE =
   'body{font:16px/1.5 system-ui,sans-serif;max-width:26rem;margin:3rem auto;padding:0 1rem;color:#1b1b1b}' +
   'label{display:block;margin:.75rem 0 .25rem}input{font:inherit;width:100%;box-sizing:border-box;padding:.5rem}' +
   'button{font:inherit;padding:.5rem 1rem;margin:.75rem .5rem 0 0}.error{color:#a40000}.muted{color:#555}' +
-  'code{font-size:1.4em;letter-spacing:.1em}';
+  'code{font-size:1.4em;letter-spacing:.1em}li code{font-size:1em}ul{padding-left:1.2rem}';
 
 function page(title: string, body: string): string {
   return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>${escapeHtml(title)} - Cardshelf</title><style>${STYLE}</style></head><body><main><h1>${escapeHtml(title)}</h1>${body}</main></body></html>`;
@@ -120,6 +120,51 @@ export function newAccountPage(opts: {
 <label for="password">Password</label><input id="password" name="password" type="password" autocomplete="new-password" required minlength="10" aria-describedby="password-rule">
 <p id="password-rule" class="muted">At least 10 characters.</p>
 <button type="submit">Make my account</button>
+</form>`,
+  );
+}
+
+/** The account page's own sign-in form. */
+export function accountSignInPage(opts: { action: string; csrf: string; email?: string; error?: string }): string {
+  return page(
+    'Your account',
+    `${errorLine(opts.error)}<p>Sign in to see the apps signed in to your Cardshelf account.</p>
+<form method="post" action="${escapeHtml(opts.action)}">
+<input type="hidden" name="csrf" value="${escapeHtml(opts.csrf)}">
+<label for="email">Email</label><input id="email" name="email" type="email" autocomplete="username" required value="${escapeHtml(opts.email ?? '')}">
+<label for="password">Password</label><input id="password" name="password" type="password" autocomplete="current-password" required>
+<button type="submit">Sign in</button>
+</form>`,
+  );
+}
+
+export interface AppShown extends ClientShown {
+  grantId: string;
+  /** When it was signed in, as text. */
+  since: string;
+}
+
+/** The signed-in apps, each with a button that signs it out. */
+export function signedInAppsPage(opts: { accountName: string; email: string; apps: AppShown[]; revokeAction: string; signOutAction: string; csrf: string; notice?: string }): string {
+  const apps = opts.apps.map((app) => {
+    const label = app.name ? `${escapeHtml(app.name)} (<code>${escapeHtml(app.clientId)}</code>)` : `<code>${escapeHtml(app.clientId)}</code>`;
+    const unverified = app.unverified ? ' <span class="muted">(not verified by Cardshelf)</span>' : '';
+    return `<li><p>${label}${unverified}<br><span class="muted">Signed in ${escapeHtml(app.since)}</span></p>
+<form method="post" action="${escapeHtml(opts.revokeAction)}">
+<input type="hidden" name="csrf" value="${escapeHtml(opts.csrf)}"><input type="hidden" name="grant" value="${escapeHtml(app.grantId)}">
+<button type="submit" aria-label="Sign out ${escapeHtml(app.name ?? app.clientId)}">Sign out this app</button>
+</form></li>`;
+  });
+  const list = apps.length ? `<ul>${apps.join('\n')}</ul>` : '<p>No apps are signed in to your account.</p>';
+  const notice = opts.notice ? `<p role="status">${escapeHtml(opts.notice)}</p>` : '';
+  return page(
+    'Your account',
+    `${notice}<p>Signed in as ${escapeHtml(opts.accountName)} (${escapeHtml(opts.email)}).</p>
+<h2>Signed-in apps</h2>
+${list}
+<form method="post" action="${escapeHtml(opts.signOutAction)}">
+<input type="hidden" name="csrf" value="${escapeHtml(opts.csrf)}">
+<button type="submit">Sign out of this page</button>
 </form>`,
   );
 }

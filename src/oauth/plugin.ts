@@ -5,7 +5,9 @@ import type { InteractionResults, Provider } from 'oidc-provider';
 import { createAccountService, type AccountService } from '../accounts/service.js';
 import { createInvitationService, type SignupPolicy } from '../accounts/invitations.js';
 import type { FamilyService } from '../modules/families/service.js';
+import { accountPage } from './account-page.js';
 import { accountPages } from './account-pages.js';
+import { signInWithPassword, WRONG_PASSWORD } from '../accounts/password-sign-in.js';
 import { createThrottle, sweepThrottle, type Counter, type Throttle } from '../accounts/throttle.js';
 import type { Config } from '../config.js';
 import { AppError } from '../shared/errors.js';
@@ -117,6 +119,7 @@ export async function signInPlugin(app: FastifyInstance, opts: SignInPluginOptio
     publicBaseUrl: opts.issuer,
     cookieKeys,
   });
+  await app.register(accountPage, { store: opts.store, accounts: opts.accounts, throttle, publicBaseUrl: opts.issuer, cookieKeys });
 
   const sweep = (): void => {
     Promise.all([sweepExpired(opts.store), sweepThrottle(opts.store)]).catch((err: unknown) =>
@@ -210,21 +213,13 @@ async function interactionPages(app: FastifyInstance, opts: PagesOptions): Promi
     const { interaction } = await details(request, reply);
     if (interaction.prompt.name !== 'login') return render(request, reply);
     const email = request.body.email ?? '';
-    const byEmail: Counter = { rule: 'signInEmail', subject: email };
-    const byAddress: Counter = { rule: 'signInAddress', subject: request.ip };
-    // Counted before the password is checked, so a burst of guesses is throttled as it arrives;
-    // the email is counted whether or not it has an account, and the answers are the same.
-    const wait = await throttle.take([byEmail, byAddress]);
-    if (wait > 0) {
-      reply.code(429).header('retry-after', String(wait));
-      return render(request, reply, `Too many attempts to sign in. Try again in ${wait} seconds.`, email);
+    const outcome = await signInWithPassword(accounts, throttle, { email, password: request.body.password ?? '', address: request.ip });
+    if ('waitSeconds' in outcome) {
+      reply.code(429).header('retry-after', String(outcome.waitSeconds));
+      return render(request, reply, `Too many attempts to sign in. Try again in ${outcome.waitSeconds} seconds.`, email);
     }
-    const account = await accounts.authenticate(email, request.body.password ?? '');
-    // One message whether or not the email has an account.
-    if (!account) return render(request, reply, 'That email and password do not match an account.', email);
-    await throttle.clear(byEmail);
-    await throttle.uncount(byAddress);
-    return finish(request, reply, { login: { accountId: account.userId } }, false);
+    if ('wrong' in outcome) return render(request, reply, WRONG_PASSWORD, email);
+    return finish(request, reply, { login: { accountId: outcome.account.userId } }, false);
   });
 
   app.post(`${INTERACTION_PATH}/:uid/confirm`, { schema: { hide: true, params: uidParams, body: formBody } }, async (req, reply) => {

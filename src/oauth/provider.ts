@@ -43,6 +43,8 @@ export interface SignInOptions {
   audience: string;
   accessTokenTtlSeconds: number;
   refreshTokenTtlSeconds: number;
+  /** How long a rotated refresh token may still be used (src/oauth/adapter.ts, refresh reuse). */
+  refreshReuseGraceSeconds: number;
   cookieKeys: string[] | undefined;
   /** Counts a wrong or expired code entered at /activate, against the address it came from. */
   wrongCodeEntered: (req: IncomingMessage) => Promise<void>;
@@ -78,7 +80,7 @@ export async function createSignInProvider(opts: SignInOptions, privateJwk: Reco
   } as const;
 
   const configuration: Configuration = {
-    adapter: createAdapter(opts.store, unregisteredPublicClient),
+    adapter: createAdapter(opts.store, unregisteredPublicClient, { refreshReuseGraceMs: opts.refreshReuseGraceSeconds * 1000 }),
     async findAccount(_ctx, sub) {
       const account = await opts.accounts.active(sub);
       if (!account) return undefined;
