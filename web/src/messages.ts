@@ -120,6 +120,7 @@ export const messages = {
     addItem: 'Add card',
     copyLink: 'Copy share link',
     copied: 'Share link copied.',
+    copyByHand: 'The browser did not let the app copy: select the link and copy it.',
     shareLink: 'Share link',
     items: (n: number) => (n === 1 ? '1 card' : `${n} cards`),
     shared: 'Shared wishlist',

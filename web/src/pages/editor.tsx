@@ -264,9 +264,7 @@ export function EditorPage({ cardId }: { cardId: string | undefined }) {
             ))}
           </div>
           <p>{t.dropHint}</p>
-          <label for="files" class="button">
-            {t.choose}
-          </label>
+          {/* The input is hidden behind its label, styled as a button; its focus shows on the label. */}
           <input
             id="files"
             class="visually-hidden"
@@ -278,6 +276,9 @@ export function EditorPage({ cardId }: { cardId: string | undefined }) {
               e.currentTarget.value = '';
             }}
           />
+          <label for="files" class="button">
+            {t.choose}
+          </label>
           {uploads.value.length > 0 && (
             <ul class="uploads" aria-label={t.uploads}>
               {uploads.value.map((row) => (

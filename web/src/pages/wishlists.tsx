@@ -37,14 +37,14 @@ export function WishlistsPage() {
       {lists.value?.length === 0 && <p>{t.none}</p>}
       <ul class="wishlists">
         {lists.value?.map((w, n) => (
-          <WishlistRow key={w.wishlistId} list={w} n={n + 1} onItems={(items) => void put(w, items)} onDelete={() => void act(api.DELETE('/wishlists/{wishlistId}', { params: { path: { wishlistId: w.wishlistId } } }), messages.common.saved)} onCopied={() => (status.value = t.copied)} />
+          <WishlistRow key={w.wishlistId} list={w} n={n + 1} onItems={(items) => void put(w, items)} onDelete={() => void act(api.DELETE('/wishlists/{wishlistId}', { params: { path: { wishlistId: w.wishlistId } } }), messages.common.saved)} onCopied={(message) => (status.value = message)} />
         ))}
       </ul>
     </Page>
   );
 }
 
-function WishlistRow({ list, n, onItems, onDelete, onCopied }: { list: Wishlist; n: number; onItems: (items: string[]) => void; onDelete: () => void; onCopied: () => void }) {
+function WishlistRow({ list, n, onItems, onDelete, onCopied }: { list: Wishlist; n: number; onItems: (items: string[]) => void; onDelete: () => void; onCopied: (message: string) => void }) {
   const item = useSignal('');
   const items = list.content.map((c) => c.item);
   const link = shareLink(list.shareId);
@@ -78,7 +78,7 @@ function WishlistRow({ list, n, onItems, onDelete, onCopied }: { list: Wishlist;
       <div class="toolbar">
         <label for={`link-${list.wishlistId}`}>{t.shareLink}</label>
         <input id={`link-${list.wishlistId}`} readOnly value={link} onFocus={(e) => e.currentTarget.select()} />
-        <button type="button" onClick={() => void navigator.clipboard.writeText(link).then(onCopied, onCopied)}>
+        <button type="button" onClick={() => void navigator.clipboard.writeText(link).then(() => onCopied(t.copied), () => onCopied(t.copyByHand))}>
           {t.copyLink}
         </button>
         <button type="button" onClick={onDelete}>
