@@ -45,11 +45,12 @@ async function freePort(): Promise<number> {
   return port;
 }
 
-/** Console errors, uncaught errors and CSP reports of a page, gathered as it runs. */
+/** Console errors (CSP reports among them) and uncaught errors of the app's pages, gathered as they run. */
 function watch(page: Page, problems: string[]): Page {
   page.on('pageerror', (err) => problems.push(`pageerror: ${err.message}`));
   page.on('console', (msg) => {
-    if (msg.type() !== 'error') return;
+    // The app's pages; the sign-in pages on the way (which ask for no favicon) are test/sign-in-browser.test.ts's.
+    if (msg.type() !== 'error' || !new URL(page.url()).pathname.startsWith('/app')) return;
     const url = msg.location().url.replace(/^https?:\/\/[^/]+/, '');
     // The browser logs every error answer; those the tests cause on purpose are not the app's errors.
     if (/^Failed to load resource/.test(msg.text()) && EXPECTED_ERROR_ANSWERS.some(([status, at]) => msg.text().includes(`status of ${status} `) && at.test(url))) return;
