@@ -1,4 +1,4 @@
-# Cardshelf in three stages: build (TypeScript to dist/), production dependencies
+# Cardshelf in three stages: build (TypeScript to dist/, the web app to dist/app), production dependencies
 # (`npm ci --omit=dev` on the built tree), and a slim runtime image running as `node`, not root.
 # The image and its defaults are described in the README, "Container".
 ARG NODE_IMAGE=node:20-bookworm-slim
@@ -12,10 +12,12 @@ RUN apt-get update \
 COPY package.json package-lock.json tsconfig.json tsconfig.build.json ./
 COPY scripts ./scripts
 COPY src ./src
+# The family web app (web/), built by `prepare` with Vite into dist/app.
+COPY web ./web
 RUN npm ci --no-audit --no-fund
 
 FROM build AS deps
-# A production install on the built tree: `prepare` keeps dist/ when TypeScript is absent.
+# A production install on the built tree: `prepare` keeps dist/ (the web app's included) when TypeScript is absent.
 RUN rm -rf node_modules && npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
 
 FROM ${NODE_IMAGE} AS runtime

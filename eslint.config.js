@@ -1,9 +1,10 @@
 // ESLint with typescript-eslint's type-checked recommended rules (`npm run lint`, run by CI).
 import js from '@eslint/js';
+import jsxA11y from 'eslint-plugin-jsx-a11y';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['dist/', 'node_modules/', 'bench/results/', 'coverage/'] },
+  { ignores: ['dist/', 'node_modules/', 'bench/results/', 'coverage/', 'web/src/api-types.ts'] },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {
@@ -23,6 +24,11 @@ export default tseslint.config(
     // documented way is Kysely<any>.
     files: ['src/db/migrations/**'],
     rules: { '@typescript-eslint/no-explicit-any': 'off' },
+  },
+  {
+    // The web app (web/): accessibility rules on its JSX, browser globals (its own tsconfig).
+    files: ['web/**/*.tsx'],
+    ...jsxA11y.flatConfigs.strict,
   },
   {
     // Plain JavaScript (bin/, scripts/, this file): no type information.

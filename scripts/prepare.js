@@ -1,21 +1,29 @@
 #!/usr/bin/env node
-// npm's `prepare` script: compiles src/ to dist/ when TypeScript is installed (`npm ci`, a
-// development install). A production install (`npm ci --omit=dev`) has no TypeScript: it is made
-// on a tree already built (`npm run build`, or the Dockerfile's build stage) and keeps that dist/.
+// npm's `prepare` script: compiles src/ to dist/ and builds the web app (web/) into dist/app when
+// the development tools are installed (`npm ci`, a development install). A production install
+// (`npm ci --omit=dev`) has neither TypeScript nor Vite: it is made on a tree already built
+// (`npm run build && npm run build:web`, or the Dockerfile's build stage) and keeps that dist/.
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 
 const require = createRequire(import.meta.url);
 let tsc;
+let vite;
 try {
   tsc = require.resolve('typescript/bin/tsc');
+  vite = require.resolve('vite/bin/vite.js');
 } catch {
-  if (existsSync(new URL('../dist/cli.js', import.meta.url))) process.exit(0);
+  if (existsSync(new URL('../dist/cli.js', import.meta.url)) && existsSync(new URL('../dist/app/index.html', import.meta.url))) process.exit(0);
   process.stderr.write(
-    'cardshelf: dist/ is missing and TypeScript is not installed: build first (npm ci && npm run build), then npm ci --omit=dev\n',
+    'cardshelf: dist/ is missing and TypeScript or Vite is not installed: build first (npm ci, which builds both), then npm ci --omit=dev\n',
   );
   process.exit(1);
 }
-const { status } = spawnSync(process.execPath, [tsc, '-p', 'tsconfig.build.json'], { stdio: 'inherit' });
-process.exit(status ?? 1);
+for (const args of [
+  [tsc, '-p', 'tsconfig.build.json'],
+  [vite, 'build', '--config', 'web/vite.config.ts', '--logLevel', 'warn'],
+]) {
+  const { status } = spawnSync(process.execPath, args, { stdio: 'inherit' });
+  if (status !== 0) process.exit(status ?? 1);
+}

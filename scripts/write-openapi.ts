@@ -1,23 +1,10 @@
 /**
  * Writes the OpenAPI document the server serves at /openapi.json to a file (default
- * openapi.json), for `redocly lint` in CI: the app is built on a throwaway SQLite database with
- * the default settings and asked for it, exactly as a client would.
+ * openapi.json), for `redocly lint` in CI.
  */
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
-import { buildApp } from '../src/app.js';
-import { loadConfig } from '../src/config.js';
+import { writeFile } from 'node:fs/promises';
+import { readApiDocument } from './api-document.js';
 
 const out = process.argv[2] ?? 'openapi.json';
-const dataDir = await mkdtemp(path.join(tmpdir(), 'cardshelf-openapi-'));
-try {
-  const app = await buildApp(loadConfig({ DATA_DIR: dataDir, LOG_LEVEL: 'silent' }));
-  const res = await app.inject('/openapi.json');
-  await app.close();
-  if (res.statusCode !== 200) throw new Error(`/openapi.json answered ${res.statusCode}`);
-  await writeFile(out, `${JSON.stringify(JSON.parse(res.body), null, 2)}\n`);
-  process.stderr.write(`wrote ${out}\n`);
-} finally {
-  await rm(dataDir, { recursive: true, force: true });
-}
+await writeFile(out, `${JSON.stringify(await readApiDocument(), null, 2)}\n`);
+process.stderr.write(`wrote ${out}\n`);

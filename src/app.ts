@@ -23,6 +23,7 @@ import { requestId } from './http/request-id.js';
 import { registerRequestLog } from './http/request-log.js';
 import type { App } from './http/route-app.js';
 import { registerSecurityHeaders } from './http/security-headers.js';
+import { registerWebApp } from './http/web-app.js';
 import { cardRoutes } from './modules/cards/routes.js';
 import { Card, CardSummary } from './modules/cards/schemas.js';
 import { createCardService } from './modules/cards/service.js';
@@ -87,7 +88,7 @@ export async function buildApp(config: Readonly<Config>, opts: AppOptions = {}):
   // Collects every route from here on (the docs' included), for 405 answers with `Allow`.
   const notFound = methodAwareNotFound(app);
   registerMetrics(app, registry, config.metrics);
-  registerSecurityHeaders(app);
+  registerSecurityHeaders(app, config);
   await registerLoadShedding(app, config.loadShedding);
   await registerCors(app, config.corsOrigin);
   await registerRateLimit(app, config.rateLimitPerMinute);
@@ -105,6 +106,7 @@ export async function buildApp(config: Readonly<Config>, opts: AppOptions = {}):
 
   registerOperationRoutes(app, { store, verifier, readyTimeoutMs: config.readyTimeoutMs });
   await registerResources(app, config, store, { tagger, families });
+  await registerWebApp(app);
   return app;
 }
 

@@ -15,8 +15,8 @@ import {
   allowLoopbackRedirects,
   apiScopesInAccessToken,
   devicePolling,
+  builtInOrUnregistered,
   isUnregistered,
-  unregisteredPublicClient,
 } from './shims.js';
 
 /** The paths the public clients call (DECISIONS.md, "Signing in"), on Cardshelf's own base URL. */
@@ -80,7 +80,7 @@ export async function createSignInProvider(opts: SignInOptions, privateJwk: Reco
   } as const;
 
   const configuration: Configuration = {
-    adapter: createAdapter(opts.store, unregisteredPublicClient, { refreshReuseGraceMs: opts.refreshReuseGraceSeconds * 1000 }),
+    adapter: createAdapter(opts.store, builtInOrUnregistered(opts.issuer), { refreshReuseGraceMs: opts.refreshReuseGraceSeconds * 1000 }),
     async findAccount(_ctx, sub) {
       const account = await opts.accounts.active(sub);
       if (!account) return undefined;

@@ -36,6 +36,32 @@ export function unregisteredPublicClient(clientId: string): AdapterPayload | und
   };
 }
 
+/** The family web app's client id (web/src/auth.ts): a public client built into every instance. */
+export const WEB_APP_CLIENT_ID = 'cardshelf-web';
+
+/**
+ * The family web app (served at /app/) signs in as a registered public client: the
+ * authorization code flow with PKCE (required for every client), back to its own callback page
+ * on this instance's public base URL only, and refresh tokens. Not the device flow.
+ */
+export function webAppClient(issuer: string): AdapterPayload {
+  return {
+    client_id: WEB_APP_CLIENT_ID,
+    client_name: 'Cardshelf web app',
+    application_type: 'web',
+    token_endpoint_auth_method: 'none',
+    grant_types: ['authorization_code', 'refresh_token'],
+    response_types: ['code'],
+    redirect_uris: [`${issuer.replace(/\/+$/, '')}/app/callback`],
+  };
+}
+
+/** Registered rows first (the adapter), then the web app's built-in client, then any other id as unregistered. */
+export const builtInOrUnregistered =
+  (issuer: string) =>
+  (clientId: string): AdapterPayload | undefined =>
+    clientId === WEB_APP_CLIENT_ID ? webAppClient(issuer) : unregisteredPublicClient(clientId);
+
 export const isUnregistered = (client: { [key: string]: unknown } | undefined): boolean => client?.[UNREGISTERED] === true;
 
 const LOOPBACK_HOSTS = new Set(['127.0.0.1', '[::1]', 'localhost']);

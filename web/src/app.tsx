@@ -1,0 +1,110 @@
+import { useSignal } from '@preact/signals';
+import { useEffect } from 'preact/hooks';
+import { hasOwnSignIn, signIn, signOut, tokens, useToken } from './auth.js';
+import { messages } from './messages.js';
+import { CardsPage } from './pages/cards.js';
+import { EditorPage } from './pages/editor.js';
+import { FamilyPage } from './pages/family.js';
+import { LibraryPage } from './pages/library.js';
+import { PlayerPage } from './pages/player.js';
+import { SharedWishlistPage, WishlistsPage } from './pages/wishlists.js';
+import { Link, Page } from './ui.js';
+import { path } from './router.js';
+
+const NAV = [
+  ['/', messages.nav.cards],
+  ['/library', messages.nav.library],
+  ['/wishlists', messages.nav.wishlists],
+  ['/family', messages.nav.family],
+] as const;
+
+function route(current: string) {
+  const [, first = '', id = ''] = current.split('/');
+  const cardId = decodeURIComponent(id);
+  switch (first) {
+    case '':
+      return <CardsPage />;
+    case 'cards':
+      return <EditorPage key={cardId} cardId={cardId === 'new' ? undefined : cardId} />;
+    case 'play':
+      return <PlayerPage key={cardId} cardId={cardId} />;
+    case 'library':
+      return <LibraryPage />;
+    case 'wishlists':
+      return <WishlistsPage />;
+    case 'shared':
+      return <SharedWishlistPage key={cardId} shareId={cardId} />;
+    case 'family':
+      return <FamilyPage />;
+    default:
+      return (
+        <Page title={messages.notFound}>
+          <p>
+            <Link to="/">{messages.nav.cards}</Link>
+          </p>
+        </Page>
+      );
+  }
+}
+
+export function App() {
+  if (!tokens.value) return <SignIn />;
+  const current = path.value;
+  return (
+    <>
+      <header class="top">
+        <span class="brand">{messages.appName}</span>
+        <nav aria-label={messages.nav.main}>
+          <ul>
+            {NAV.map(([to, label]) => (
+              <li key={to}>
+                <Link to={to} current={current === to || (to !== '/' && current.startsWith(to))}>
+                  {label}
+                </Link>
+              </li>
+            ))}
+          </ul>
+        </nav>
+        <button type="button" class="quiet" onClick={() => void signOut()}>
+          {messages.nav.signOut}
+        </button>
+      </header>
+      {route(current)}
+    </>
+  );
+}
+
+function SignIn() {
+  const own = useSignal<boolean | undefined>(undefined);
+  const pasted = useSignal('');
+  const error = sessionStorage.getItem('cardshelf:sign-in-error');
+  useEffect(() => {
+    sessionStorage.removeItem('cardshelf:sign-in-error');
+    hasOwnSignIn().then((yes) => (own.value = yes), () => (own.value = true));
+  }, []);
+  return (
+    <Page title={messages.signIn.title}>
+      {error && <p role="alert" class="error">{error}</p>}
+      {own.value === false ? (
+        <form
+          onSubmit={(e) => {
+            e.preventDefault();
+            useToken(pasted.value);
+          }}
+        >
+          <p>{messages.signIn.externalIntro}</p>
+          <label for="token">{messages.signIn.tokenLabel}</label>
+          <input id="token" type="password" autocomplete="off" value={pasted.value} onInput={(e) => (pasted.value = e.currentTarget.value)} required />
+          <button type="submit">{messages.signIn.useToken}</button>
+        </form>
+      ) : (
+        <>
+          <p>{messages.signIn.intro}</p>
+          <button type="button" class="primary" onClick={() => void signIn(path.value)}>
+            {messages.signIn.button}
+          </button>
+        </>
+      )}
+    </Page>
+  );
+}

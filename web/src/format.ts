@@ -1,0 +1,40 @@
+// Dates, durations and sizes through Intl, in the browser's language.
+
+const dateFormat = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium' });
+const sizeUnits = ['byte', 'kilobyte', 'megabyte', 'gigabyte'] as const;
+const sizeFormats = sizeUnits.map((unit) => new Intl.NumberFormat(undefined, { style: 'unit', unit, unitDisplay: 'short', maximumFractionDigits: 1 }));
+const durationParts = {
+  hour: new Intl.NumberFormat(undefined, { style: 'unit', unit: 'hour', unitDisplay: 'narrow' }),
+  minute: new Intl.NumberFormat(undefined, { style: 'unit', unit: 'minute', unitDisplay: 'narrow' }),
+  second: new Intl.NumberFormat(undefined, { style: 'unit', unit: 'second', unitDisplay: 'narrow' }),
+};
+const list = new Intl.ListFormat(undefined, { style: 'narrow', type: 'unit' });
+
+export const formatDate = (iso: string): string => dateFormat.format(new Date(iso));
+
+/** 1.5 MB, 320 kB: decimal units, as file managers show them. */
+export function formatSize(bytes: number): string {
+  let unit = 0;
+  let value = bytes;
+  while (value >= 1000 && unit < sizeUnits.length - 1) {
+    value /= 1000;
+    unit += 1;
+  }
+  return sizeFormats[unit]!.format(value);
+}
+
+/** 1h 2m 3s; whole seconds. */
+export function formatDuration(seconds: number): string {
+  const total = Math.max(0, Math.round(seconds));
+  const h = Math.floor(total / 3600);
+  const m = Math.floor((total % 3600) / 60);
+  const s = total % 60;
+  const parts: string[] = [];
+  if (h) parts.push(durationParts.hour.format(h));
+  if (h || m) parts.push(durationParts.minute.format(m));
+  parts.push(durationParts.second.format(s));
+  return list.format(parts);
+}
+
+/** "file 2.mp3" before "file 10.mp3": names compared as people read numbers. */
+export const naturalOrder = new Intl.Collator(undefined, { numeric: true, sensitivity: 'base' }).compare;

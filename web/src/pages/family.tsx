@@ -1,0 +1,51 @@
+import { useSignal } from '@preact/signals';
+import { useEffect } from 'preact/hooks';
+import { api, errorMessage, type Family } from '../api.js';
+import { formatDate } from '../format.js';
+import { messages } from '../messages.js';
+import { ErrorText, Page } from '../ui.js';
+
+const t = messages.family;
+
+export function FamilyPage() {
+  const family = useSignal<Family | undefined>(undefined);
+  const error = useSignal<string | undefined>(undefined);
+  useEffect(() => {
+    void api.GET('/user/family', { params: { query: { allowStub: 'true' } } }).then(({ data, error: e, response }) => {
+      if (data) family.value = data.family ?? undefined;
+      else error.value = errorMessage(e, response);
+    });
+  }, []);
+  const f = family.value;
+  return (
+    <Page title={t.title}>
+      <ErrorText message={error.value} />
+      {!f ? (
+        <p>{messages.common.loading}</p>
+      ) : (
+        <>
+          <h2>{t.members}</h2>
+          <ul>
+            {f.members.map((m) => (
+              <li key={m.userId}>
+                {m.verifiedEmail ?? m.userId} ({m.approved ? t.approved : t.pending}, {t.since(formatDate(m.addedAt))})
+              </li>
+            ))}
+          </ul>
+          <h2>{t.players}</h2>
+          {f.devices.length === 0 ? (
+            <p>{t.noPlayers}</p>
+          ) : (
+            <ul>
+              {f.devices.map((d) => (
+                <li key={d.deviceId}>
+                  {d.deviceId} ({t.since(formatDate(d.addedAt))})
+                </li>
+              ))}
+            </ul>
+          )}
+        </>
+      )}
+    </Page>
+  );
+}

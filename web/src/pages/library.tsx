@@ -1,0 +1,151 @@
+import { useSignal } from '@preact/signals';
+import { useEffect } from 'preact/hooks';
+import { api, coverOf, errorMessage, type CardSummary, type Group } from '../api.js';
+import { messages } from '../messages.js';
+import { ErrorText, Page, Status } from '../ui.js';
+
+const t = messages.library;
+/** A group's image id when the app makes one: the public service's default group image. */
+const DEFAULT_IMAGE = 'fp-cards';
+
+interface Entry {
+  cardId: string;
+  card: CardSummary;
+}
+
+/** The family library with group tabs; groups made, renamed, deleted and filled here (checkboxes: keyboard too). */
+export function LibraryPage() {
+  const cards = useSignal<Entry[] | undefined>(undefined);
+  const groups = useSignal<Group[]>([]);
+  const tab = useSignal<string>('all');
+  const error = useSignal<string | undefined>(undefined);
+  const status = useSignal('');
+  const newName = useSignal('');
+  const rename = useSignal('');
+  const addId = useSignal('');
+
+  const load = async () => {
+    const { data, error: e, response } = await api.GET('/card/family/library', { params: { query: { view: 'groups' } } });
+    if (!data) return void (error.value = errorMessage(e, response));
+    cards.value = data.cards;
+    const listed = await api.GET('/card/family/library/groups');
+    groups.value = listed.data ?? [];
+  };
+  useEffect(() => void load(), []);
+
+  const act = async (work: Promise<{ error?: unknown; response: Response }>, done: string) => {
+    const { error: e, response } = await work;
+    if (e) error.value = errorMessage(e, response);
+    else {
+      error.value = undefined;
+      status.value = done;
+      await load();
+    }
+  };
+  const group = groups.value.find((g) => g.id === tab.value);
+  const shown = group ? (cards.value ?? []).filter((c) => group.items.some((i) => i.contentId === c.cardId)) : (cards.value ?? []);
+  const setItems = (g: Group, items: string[]) =>
+    act(api.PUT('/card/family/library/groups/{groupId}', { params: { path: { groupId: g.id } }, body: { items: items.map((contentId) => ({ contentId })) } }), messages.common.saved);
+
+  return (
+    <Page title={t.title}>
+      <ErrorText message={error.value} />
+      <Status>{status.value}</Status>
+      <div role="tablist" aria-label={t.groups} class="tabs">
+        {[{ id: 'all', name: t.all }, ...groups.value].map((g) => (
+          <button
+            key={g.id}
+            type="button"
+            role="tab"
+            id={`tab-${g.id}`}
+            aria-selected={tab.value === g.id}
+            aria-controls="tab-panel"
+            onClick={() => {
+              tab.value = g.id;
+              rename.value = g.name;
+            }}
+          >
+            {g.name}
+          </button>
+        ))}
+      </div>
+      <section id="tab-panel" role="tabpanel" aria-labelledby={`tab-${tab.value}`}>
+        {cards.value && shown.length === 0 && <p>{t.empty}</p>}
+        <ul class="cards">
+          {shown.map(({ cardId, card }) => (
+            <li key={cardId} class="card">
+              {coverOf(card) ? <img src={coverOf(card)} alt={messages.cards.cover(card.title)} width={104} height={80} /> : <div class="cover-blank" aria-hidden="true" />}
+              <div class="card-body">
+                <h2>{card.title}</h2>
+              </div>
+            </li>
+          ))}
+        </ul>
+        {group && (
+          <>
+            <form
+              class="toolbar"
+              onSubmit={(e) => {
+                e.preventDefault();
+                void act(api.PUT('/card/family/library/groups/{groupId}', { params: { path: { groupId: group.id } }, body: { name: rename.value } }), messages.common.saved);
+              }}
+            >
+              <label for="rename">{t.renameTo}</label>
+              <input id="rename" value={rename.value} onInput={(e) => (rename.value = e.currentTarget.value)} required />
+              <button type="submit">{messages.common.rename}</button>
+              <button
+                type="button"
+                onClick={() => {
+                  tab.value = 'all';
+                  void act(api.DELETE('/card/family/library/groups/{groupId}', { params: { path: { groupId: group.id } } }), messages.common.saved);
+                }}
+              >
+                {messages.common.delete}
+              </button>
+            </form>
+            <fieldset>
+              <legend>{group.name}</legend>
+              {(cards.value ?? []).map(({ cardId, card }) => {
+                const inGroup = group.items.some((i) => i.contentId === cardId);
+                const ids = group.items.map((i) => i.contentId);
+                return (
+                  <div key={cardId}>
+                    <input
+                      id={`in-${cardId}`}
+                      type="checkbox"
+                      checked={inGroup}
+                      onChange={() => void setItems(group, inGroup ? ids.filter((id) => id !== cardId) : [...ids, cardId])}
+                    />
+                    <label for={`in-${cardId}`}>{t.inGroup(card.title)}</label>
+                  </div>
+                );
+              })}
+            </fieldset>
+          </>
+        )}
+      </section>
+      <form
+        class="toolbar"
+        onSubmit={(e) => {
+          e.preventDefault();
+          void act(api.POST('/card/family/library/groups', { body: { name: newName.value, imageId: DEFAULT_IMAGE, items: [] } }), messages.common.saved).then(() => (newName.value = ''));
+        }}
+      >
+        <label for="new-group">{t.newGroup}</label>
+        <input id="new-group" value={newName.value} onInput={(e) => (newName.value = e.currentTarget.value)} required />
+        <button type="submit">{t.create}</button>
+      </form>
+      <form
+        class="toolbar"
+        onSubmit={(e) => {
+          e.preventDefault();
+          void act(api.POST('/card/family/library', { body: { cardId: addId.value.trim() } }), t.added);
+        }}
+      >
+        <label for="add-card">{t.addCard}</label>
+        <input id="add-card" value={addId.value} onInput={(e) => (addId.value = e.currentTarget.value)} required />
+        <button type="submit">{t.add}</button>
+      </form>
+    </Page>
+  );
+}

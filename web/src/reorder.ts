@@ -1,0 +1,17 @@
+/** Something the person reorders: a stable id, so a moved row keeps its state and focus. */
+export interface Listed {
+  uid: string;
+}
+
+/** The list with the item at `from` moved to `to` (both clamped to the list). */
+export function moveTo<T>(list: readonly T[], from: number, to: number): T[] {
+  const target = Math.max(0, Math.min(list.length - 1, to));
+  if (from === target || from < 0 || from >= list.length) return [...list];
+  const next = [...list];
+  const [item] = next.splice(from, 1);
+  next.splice(target, 0, item!);
+  return next;
+}
+
+/** The list with the item at `index` moved `by` places (negative: up). */
+export const moveBy = <T>(list: readonly T[], index: number, by: number): T[] => moveTo(list, index, index + by);
