@@ -6,13 +6,15 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import path from 'node:path';
 
 const require = createRequire(import.meta.url);
 let tsc;
 let vite;
 try {
   tsc = require.resolve('typescript/bin/tsc');
-  vite = require.resolve('vite/bin/vite.js');
+  // Vite's package exports do not include its bin; its package.json is exported, and the bin sits beside it.
+  vite = path.join(path.dirname(require.resolve('vite/package.json')), 'bin/vite.js');
 } catch {
   if (existsSync(new URL('../dist/cli.js', import.meta.url)) && existsSync(new URL('../dist/app/index.html', import.meta.url))) process.exit(0);
   process.stderr.write(
