@@ -1,6 +1,6 @@
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -36,6 +36,15 @@ const EXPECTED_ERROR_ANSWERS: [number, RegExp][] = [
   [412, /^\/content$/],
   [400, /^\/card\/family\/library$/],
 ];
+
+/** dist/app must be newer than every file of web/: else the suite would test yesterday's app. */
+async function expectBuildCurrent(): Promise<void> {
+  const web = path.resolve(import.meta.dirname, '..', 'web');
+  const built = await stat(path.join(WEB_APP_DIR, 'index.html')).catch(() => undefined);
+  const sources = (await readdir(web, { recursive: true, withFileTypes: true })).filter((e) => e.isFile());
+  const newest = Math.max(...(await Promise.all(sources.map(async (e) => (await stat(path.join(e.parentPath, e.name))).mtimeMs))));
+  if (!built || built.mtimeMs < newest) throw new Error('dist/app is missing or older than web/: run `npm run build:web` (npm ci does)');
+}
 
 async function freePort(): Promise<number> {
   const server = createServer();
@@ -104,9 +113,9 @@ describe.skipIf(!haveBrowser)(`the web app in Chromium on ${testDialect()}`, { t
 
   beforeAll(async () => {
     await mkdir(ARTIFACTS, { recursive: true });
-    // The app as the source is now (CI's `npm ci` built it already; a local run may be stale).
-    const built = await run(process.execPath, ['node_modules/vite/bin/vite.js', 'build', '--config', 'web/vite.config.ts'], { cwd: path.resolve(import.meta.dirname, '..') });
-    process.stderr.write(built.stdout.split('\n').filter((l) => l.includes('first-load')).join('\n') + '\n');
+    // The app as `npm ci` built it (scripts/prepare.js): not built again here, where the suite's
+    // runs on both databases would empty dist/app under each other; a stale build fails instead.
+    await expectBuildCurrent();
     deployment = await createDeployment();
     const seeded = runCli(['seed', '--demo'], deployment.env);
     expect((await seeded.exited).code, seeded.stderr()).toBe(0);
@@ -122,6 +131,7 @@ describe.skipIf(!haveBrowser)(`the web app in Chromium on ${testDialect()}`, { t
     }
     await writeFile(path.join(files, 'notes.mp3'), 'these are notes, not audio\n'.repeat(20));
     await run(ffmpeg(), ['-hide_banner', '-loglevel', 'error', '-y', '-f', 'lavfi', '-i', 'color=c=0x3355aa:s=320x240', '-frames:v', '1', path.join(files, 'cover.png')]);
+    await run(ffmpeg(), ['-hide_banner', '-loglevel', 'error', '-y', '-f', 'lavfi', '-i', 'color=c=0xcc3300:s=32x32', '-frames:v', '1', path.join(files, 'rocket.png')]);
     main = await browser.newContext({ permissions: ['clipboard-read', 'clipboard-write'] });
     page = watch(await main.newPage(), problems);
   }, 240_000);
@@ -194,7 +204,7 @@ describe.skipIf(!haveBrowser)(`the web app in Chromium on ${testDialect()}`, { t
     expect(await chapterTitles(page)).toEqual(['2 Story', '10 Goodnight', '1 Hello']);
   });
 
-  it('sets an icon and a cover, merges and splits a chapter', async () => {
+  it('sets icons (a public one on a chapter, a new one of mine on a track) and a cover, merges and splits a chapter', async () => {
     const iconSelect = page.getByLabel('Icon for 2 Story');
     const options = await iconSelect.locator('option').allInnerTexts();
     expect(options.length).toBeGreaterThan(1);
@@ -202,10 +212,18 @@ describe.skipIf(!haveBrowser)(`the web app in Chromium on ${testDialect()}`, { t
     await page.locator('#cover').setInputFiles(path.join(files, 'cover.png'));
     await page.locator('img.cover').waitFor();
     await page.getByRole('button', { name: 'Merge 2 Story with the next chapter' }).click();
+    // A new icon of one's own, set on the merged chapter's second track.
+    await page.locator('#icon-upload').setInputFiles(path.join(files, 'rocket.png'));
+    await page.getByRole('status').filter({ hasText: 'Icon added' }).waitFor();
+    const trackIcon = page.getByLabel('Icon for 10 Goodnight');
+    await trackIcon.selectOption({ index: (await trackIcon.locator('option').count()) - 1 });
     await page.getByRole('button', { name: 'Save' }).click();
     await page.getByRole('status').filter({ hasText: 'Saved.' }).waitFor();
     let card = (await apiGet(page, `/content/${cardId}`)).card;
     expect(card.content.chapters.map((c: any) => c.tracks.length)).toEqual([2, 1]);
+    const mine = (await apiGet(page, '/media/displayIcons/user/me')).displayIcons as { mediaId: string }[];
+    expect(mine).toHaveLength(1);
+    expect(card.content.chapters[0].tracks[1].display.icon16x16).toBe(`yoto:#${mine[0]!.mediaId}`);
     expect(card.content.chapters[0].display.icon16x16).toMatch(/^yoto:#[0-9a-f]{64}$/);
     expect(card.metadata.cover.imageL).toMatch(/\/media\/public\/[0-9a-f]{64}$/);
     await page.getByRole('button', { name: 'Split 2 Story into one chapter per track' }).click();
