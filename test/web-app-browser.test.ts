@@ -98,6 +98,14 @@ describe.skipIf(!haveBrowser)(`the web app in Chromium on ${testDialect()}`, { t
   const chapterTitles = async (p: Page): Promise<string[]> =>
     ((await apiGet(p, `/content/${cardId}`)).card.content.chapters as { title: string }[]).map((c) => c.title);
 
+  /** Saves in the editor and waits for the server's answer (the status may say "Saved." from before). */
+  async function save(p: Page, expected = 200): Promise<void> {
+    const answered = p.waitForResponse((r) => new URL(r.url()).pathname === '/content' && r.request().method() === 'POST');
+    await p.getByRole('button', { name: 'Save' }).click();
+    expect((await answered).status()).toBe(expected);
+    await p.getByRole('status').filter({ hasText: 'Saved.' }).waitFor();
+  }
+
   /** From /app/: the server's sign-in page, then back in the app. The approval is asked once a browser context. */
   async function signIn(p: Page, who: { email: string; password: string }, at = '/app/'): Promise<void> {
     await p.goto(`${server.url}${at}`);
@@ -193,14 +201,12 @@ describe.skipIf(!haveBrowser)(`the web app in Chromium on ${testDialect()}`, { t
     await page.keyboard.press('Alt+ArrowDown');
     // Mouse: drag the last chapter onto the first place.
     await page.getByTestId('chapter-3').dragTo(page.getByTestId('chapter-1'));
-    await page.getByRole('button', { name: 'Save' }).click();
-    await page.getByRole('status').filter({ hasText: 'Saved.' }).waitFor();
+    await save(page);
     expect(await chapterTitles(page)).toEqual(['10 Goodnight', '2 Story', '1 Hello']);
     // The visible move button (by keyboard: focus it, Enter).
     await page.getByRole('button', { name: 'Move 10 Goodnight down' }).focus();
     await page.keyboard.press('Enter');
-    await page.getByRole('button', { name: 'Save' }).click();
-    await page.getByRole('status').filter({ hasText: 'Saved.' }).waitFor();
+    await save(page);
     expect(await chapterTitles(page)).toEqual(['2 Story', '10 Goodnight', '1 Hello']);
   });
 
@@ -217,8 +223,7 @@ describe.skipIf(!haveBrowser)(`the web app in Chromium on ${testDialect()}`, { t
     await page.getByRole('status').filter({ hasText: 'Icon added' }).waitFor();
     const trackIcon = page.getByLabel('Icon for 10 Goodnight');
     await trackIcon.selectOption({ index: (await trackIcon.locator('option').count()) - 1 });
-    await page.getByRole('button', { name: 'Save' }).click();
-    await page.getByRole('status').filter({ hasText: 'Saved.' }).waitFor();
+    await save(page);
     let card = (await apiGet(page, `/content/${cardId}`)).card;
     expect(card.content.chapters.map((c: any) => c.tracks.length)).toEqual([2, 1]);
     const mine = (await apiGet(page, '/media/displayIcons/user/me')).displayIcons as { mediaId: string }[];
@@ -227,8 +232,7 @@ describe.skipIf(!haveBrowser)(`the web app in Chromium on ${testDialect()}`, { t
     expect(card.content.chapters[0].display.icon16x16).toMatch(/^yoto:#[0-9a-f]{64}$/);
     expect(card.metadata.cover.imageL).toMatch(/\/media\/public\/[0-9a-f]{64}$/);
     await page.getByRole('button', { name: 'Split 2 Story into one chapter per track' }).click();
-    await page.getByRole('button', { name: 'Save' }).click();
-    await page.getByRole('status').filter({ hasText: 'Saved.' }).waitFor();
+    await save(page);
     card = (await apiGet(page, `/content/${cardId}`)).card;
     expect(card.content.chapters.map((c: any) => c.tracks.length)).toEqual([1, 1, 1]);
     await axe(page, 'editor');
@@ -239,8 +243,7 @@ describe.skipIf(!haveBrowser)(`the web app in Chromium on ${testDialect()}`, { t
     const theirs = watch(await other.newPage(), problems);
     await signIn(theirs, demo, `/app/cards/${encodeURIComponent(cardId)}`);
     await theirs.getByLabel('Title', { exact: true }).fill('Their title');
-    await theirs.getByRole('button', { name: 'Save' }).click();
-    await theirs.getByRole('status').filter({ hasText: 'Saved.' }).waitFor();
+    await save(theirs);
     await other.close();
 
     await page.getByLabel('Title', { exact: true }).fill('My title');
@@ -248,8 +251,10 @@ describe.skipIf(!haveBrowser)(`the web app in Chromium on ${testDialect()}`, { t
     const dialog = page.getByRole('dialog', { name: 'Someone else changed this card' });
     await dialog.waitFor();
     await axe(page, 'conflict-dialog');
+    const overwritten = page.waitForResponse((r) => new URL(r.url()).pathname === '/content' && r.request().method() === 'POST');
     await dialog.getByRole('button', { name: 'Overwrite with mine' }).click();
-    await page.getByRole('status').filter({ hasText: 'Saved.' }).waitFor();
+    expect((await overwritten).status()).toBe(200);
+    await dialog.waitFor({ state: 'hidden' });
     expect((await apiGet(page, `/content/${cardId}`)).card.title).toBe('My title');
   });
 
@@ -333,7 +338,10 @@ describe.skipIf(!haveBrowser)(`the web app in Chromium on ${testDialect()}`, { t
       await small.goto(`${server.url}${to}`);
       await small.locator('main h1').waitFor();
       await small.waitForLoadState('networkidle');
-      expect(await small.evaluate<number>('document.documentElement.scrollWidth'), name).toBeLessThanOrEqual(375);
+      const wider = await small.evaluate<string[]>(
+        "[...document.querySelectorAll('main *')].filter((e) => e.getBoundingClientRect().right > 375).map((e) => e.tagName + '#' + e.id + '.' + e.className)",
+      );
+      expect(await small.evaluate<number>('document.documentElement.scrollWidth'), `${name}: ${wider.join(', ')}`).toBeLessThanOrEqual(375);
       await small.screenshot({ path: path.join(ARTIFACTS, `web-app-375-${name}.png`), fullPage: true });
     }
     // Keyboard alone: from My cards, Tab to the card's Play link, Enter, Tab to Play, Enter: it plays.
