@@ -6,13 +6,16 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import path from 'node:path';
 
 const require = createRequire(import.meta.url);
 let tsc;
 let vite;
 try {
   tsc = require.resolve('typescript/bin/tsc');
-  vite = require.resolve('vite/bin/vite.js');
+  // Vite's package exports do not include its bin; its package.json names it.
+  const vitePackage = require.resolve('vite/package.json');
+  vite = path.join(path.dirname(vitePackage), require(vitePackage).bin.vite);
 } catch {
   if (existsSync(new URL('../dist/cli.js', import.meta.url)) && existsSync(new URL('../dist/app/index.html', import.meta.url))) process.exit(0);
   process.stderr.write(
