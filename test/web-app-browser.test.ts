@@ -194,7 +194,7 @@ describe.skipIf(!haveBrowser)(`the web app in Chromium on ${testDialect()}`, { t
     expect(card.content.chapters.map((c: any) => c.tracks[0].trackUrl)).toEqual(card.content.chapters.map(() => expect.stringMatching(/^yoto:#[0-9a-f]{64}$/)));
   });
 
-  it('reorders chapters by keyboard and by mouse, and the API has the new order', async () => {
+  it('reorders chapters by keyboard, by mouse and as a selection, and the API has the new order', async () => {
     await page.getByRole('heading', { name: /Edit/, level: 1 }).waitFor();
     // Keyboard: Alt+Arrow Down on the first chapter's title moves it down one.
     await page.getByLabel('Title of chapter 1').focus();
@@ -206,6 +206,15 @@ describe.skipIf(!haveBrowser)(`the web app in Chromium on ${testDialect()}`, { t
     // The visible move button (by keyboard: focus it, Enter).
     await page.getByRole('button', { name: 'Move 10 Goodnight down' }).focus();
     await page.keyboard.press('Enter');
+    await save(page);
+    expect(await chapterTitles(page)).toEqual(['2 Story', '10 Goodnight', '1 Hello']);
+    // Selected chapters move together (a selection of one here), and back.
+    await page.getByLabel('Select 1 Hello').check();
+    await page.getByRole('button', { name: 'Move selected up' }).click();
+    await save(page);
+    expect(await chapterTitles(page)).toEqual(['2 Story', '1 Hello', '10 Goodnight']);
+    await page.getByRole('button', { name: 'Move selected down' }).click();
+    await page.getByLabel('Select 1 Hello').uncheck();
     await save(page);
     expect(await chapterTitles(page)).toEqual(['2 Story', '10 Goodnight', '1 Hello']);
   });

@@ -86,6 +86,8 @@ export const messages = {
     mergeShort: 'Merge',
     select: (name: string) => `Select ${name}`,
     selected: (n: number) => `${n} selected`,
+    moveSelectedUp: 'Move selected up',
+    moveSelectedDown: 'Move selected down',
   },
   player: {
     title: (title: string) => `Playing “${title}”`,

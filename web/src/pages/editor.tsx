@@ -6,7 +6,7 @@ import { messages } from '../messages.js';
 import { navigate } from '../router.js';
 import { ErrorText, Link, Page, Status } from '../ui.js';
 import { newUpload, start, type Transcoded, type Upload } from '../uploads.js';
-import { moveBy, moveTo, type Listed } from '../reorder.js';
+import { moveBy, moveSelected, moveTo, type Listed } from '../reorder.js';
 
 const t = messages.editor;
 const CATEGORIES = ['', 'stories', 'music', 'radio', 'podcast', 'sfx', 'activities', 'alarms'] as const;
@@ -324,6 +324,12 @@ export function EditorPage({ cardId }: { cardId: string | undefined }) {
               </button>
               <button type="button" onClick={() => bulk((c, n) => ({ ...c, title: t.numbered(n) }))}>
                 {messages.common.rename} 1…{chosen.size}
+              </button>
+              <button type="button" onClick={() => setChapters(moveSelected(chapters.value, (c) => chosen.has(c.uid), -1))}>
+                {t.moveSelectedUp}
+              </button>
+              <button type="button" onClick={() => setChapters(moveSelected(chapters.value, (c) => chosen.has(c.uid), 1))}>
+                {t.moveSelectedDown}
               </button>
               <IconSelect id="bulk-icon" label={t.icon(t.selected(chosen.size))} icons={icons.value} value={null} onChange={(icon) => bulk((c) => ({ ...c, icon }))} />
             </div>
