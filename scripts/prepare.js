@@ -13,8 +13,9 @@ let tsc;
 let vite;
 try {
   tsc = require.resolve('typescript/bin/tsc');
-  // Vite's package exports do not include its bin; its package.json is exported, and the bin sits beside it.
-  vite = path.join(path.dirname(require.resolve('vite/package.json')), 'bin/vite.js');
+  // Vite's package exports do not include its bin; its package.json names it.
+  const vitePackage = require.resolve('vite/package.json');
+  vite = path.join(path.dirname(vitePackage), require(vitePackage).bin.vite);
 } catch {
   if (existsSync(new URL('../dist/cli.js', import.meta.url)) && existsSync(new URL('../dist/app/index.html', import.meta.url))) process.exit(0);
   process.stderr.write(

@@ -1,6 +1,6 @@
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -36,6 +36,15 @@ const EXPECTED_ERROR_ANSWERS: [number, RegExp][] = [
   [412, /^\/content$/],
   [400, /^\/card\/family\/library$/],
 ];
+
+/** dist/app must be newer than every file of web/: else the suite would test yesterday's app. */
+async function expectBuildCurrent(): Promise<void> {
+  const web = path.resolve(import.meta.dirname, '..', 'web');
+  const built = await stat(path.join(WEB_APP_DIR, 'index.html')).catch(() => undefined);
+  const sources = (await readdir(web, { recursive: true, withFileTypes: true })).filter((e) => e.isFile());
+  const newest = Math.max(...(await Promise.all(sources.map(async (e) => (await stat(path.join(e.parentPath, e.name))).mtimeMs))));
+  if (!built || built.mtimeMs < newest) throw new Error('dist/app is missing or older than web/: run `npm run build:web` (npm ci does)');
+}
 
 async function freePort(): Promise<number> {
   const server = createServer();
@@ -89,6 +98,14 @@ describe.skipIf(!haveBrowser)(`the web app in Chromium on ${testDialect()}`, { t
   const chapterTitles = async (p: Page): Promise<string[]> =>
     ((await apiGet(p, `/content/${cardId}`)).card.content.chapters as { title: string }[]).map((c) => c.title);
 
+  /** Saves in the editor and waits for the server's answer (the status may say "Saved." from before). */
+  async function save(p: Page, expected = 200): Promise<void> {
+    const answered = p.waitForResponse((r) => new URL(r.url()).pathname === '/content' && r.request().method() === 'POST');
+    await p.getByRole('button', { name: 'Save' }).click();
+    expect((await answered).status()).toBe(expected);
+    await p.getByRole('status').filter({ hasText: 'Saved.' }).waitFor();
+  }
+
   /** From /app/: the server's sign-in page, then back in the app. The approval is asked once a browser context. */
   async function signIn(p: Page, who: { email: string; password: string }, at = '/app/'): Promise<void> {
     await p.goto(`${server.url}${at}`);
@@ -104,9 +121,9 @@ describe.skipIf(!haveBrowser)(`the web app in Chromium on ${testDialect()}`, { t
 
   beforeAll(async () => {
     await mkdir(ARTIFACTS, { recursive: true });
-    // The app as the source is now (CI's `npm ci` built it already; a local run may be stale).
-    const built = await run(process.execPath, ['node_modules/vite/bin/vite.js', 'build', '--config', 'web/vite.config.ts'], { cwd: path.resolve(import.meta.dirname, '..') });
-    process.stderr.write(built.stdout.split('\n').filter((l) => l.includes('first-load')).join('\n') + '\n');
+    // The app as `npm ci` built it (scripts/prepare.js): not built again here, where the suite's
+    // runs on both databases would empty dist/app under each other; a stale build fails instead.
+    await expectBuildCurrent();
     deployment = await createDeployment();
     const seeded = runCli(['seed', '--demo'], deployment.env);
     expect((await seeded.exited).code, seeded.stderr()).toBe(0);
@@ -122,6 +139,7 @@ describe.skipIf(!haveBrowser)(`the web app in Chromium on ${testDialect()}`, { t
     }
     await writeFile(path.join(files, 'notes.mp3'), 'these are notes, not audio\n'.repeat(20));
     await run(ffmpeg(), ['-hide_banner', '-loglevel', 'error', '-y', '-f', 'lavfi', '-i', 'color=c=0x3355aa:s=320x240', '-frames:v', '1', path.join(files, 'cover.png')]);
+    await run(ffmpeg(), ['-hide_banner', '-loglevel', 'error', '-y', '-f', 'lavfi', '-i', 'color=c=0xcc3300:s=32x32', '-frames:v', '1', path.join(files, 'rocket.png')]);
     main = await browser.newContext({ permissions: ['clipboard-read', 'clipboard-write'] });
     page = watch(await main.newPage(), problems);
   }, 240_000);
@@ -176,25 +194,32 @@ describe.skipIf(!haveBrowser)(`the web app in Chromium on ${testDialect()}`, { t
     expect(card.content.chapters.map((c: any) => c.tracks[0].trackUrl)).toEqual(card.content.chapters.map(() => expect.stringMatching(/^yoto:#[0-9a-f]{64}$/)));
   });
 
-  it('reorders chapters by keyboard and by mouse, and the API has the new order', async () => {
+  it('reorders chapters by keyboard, by mouse and as a selection, and the API has the new order', async () => {
     await page.getByRole('heading', { name: /Edit/, level: 1 }).waitFor();
     // Keyboard: Alt+Arrow Down on the first chapter's title moves it down one.
     await page.getByLabel('Title of chapter 1').focus();
     await page.keyboard.press('Alt+ArrowDown');
     // Mouse: drag the last chapter onto the first place.
     await page.getByTestId('chapter-3').dragTo(page.getByTestId('chapter-1'));
-    await page.getByRole('button', { name: 'Save' }).click();
-    await page.getByRole('status').filter({ hasText: 'Saved.' }).waitFor();
+    await save(page);
     expect(await chapterTitles(page)).toEqual(['10 Goodnight', '2 Story', '1 Hello']);
     // The visible move button (by keyboard: focus it, Enter).
     await page.getByRole('button', { name: 'Move 10 Goodnight down' }).focus();
     await page.keyboard.press('Enter');
-    await page.getByRole('button', { name: 'Save' }).click();
-    await page.getByRole('status').filter({ hasText: 'Saved.' }).waitFor();
+    await save(page);
+    expect(await chapterTitles(page)).toEqual(['2 Story', '10 Goodnight', '1 Hello']);
+    // Selected chapters move together (a selection of one here), and back.
+    await page.getByLabel('Select 1 Hello').check();
+    await page.getByRole('button', { name: 'Move selected up' }).click();
+    await save(page);
+    expect(await chapterTitles(page)).toEqual(['2 Story', '1 Hello', '10 Goodnight']);
+    await page.getByRole('button', { name: 'Move selected down' }).click();
+    await page.getByLabel('Select 1 Hello').uncheck();
+    await save(page);
     expect(await chapterTitles(page)).toEqual(['2 Story', '10 Goodnight', '1 Hello']);
   });
 
-  it('sets an icon and a cover, merges and splits a chapter', async () => {
+  it('sets icons (a public one on a chapter, a new one of mine on a track) and a cover, merges and splits a chapter', async () => {
     const iconSelect = page.getByLabel('Icon for 2 Story');
     const options = await iconSelect.locator('option').allInnerTexts();
     expect(options.length).toBeGreaterThan(1);
@@ -202,15 +227,21 @@ describe.skipIf(!haveBrowser)(`the web app in Chromium on ${testDialect()}`, { t
     await page.locator('#cover').setInputFiles(path.join(files, 'cover.png'));
     await page.locator('img.cover').waitFor();
     await page.getByRole('button', { name: 'Merge 2 Story with the next chapter' }).click();
-    await page.getByRole('button', { name: 'Save' }).click();
-    await page.getByRole('status').filter({ hasText: 'Saved.' }).waitFor();
+    // A new icon of one's own, set on the merged chapter's second track.
+    await page.locator('#icon-upload').setInputFiles(path.join(files, 'rocket.png'));
+    await page.getByRole('status').filter({ hasText: 'Icon added' }).waitFor();
+    const trackIcon = page.getByLabel('Icon for 10 Goodnight');
+    await trackIcon.selectOption({ index: (await trackIcon.locator('option').count()) - 1 });
+    await save(page);
     let card = (await apiGet(page, `/content/${cardId}`)).card;
     expect(card.content.chapters.map((c: any) => c.tracks.length)).toEqual([2, 1]);
+    const mine = (await apiGet(page, '/media/displayIcons/user/me')).displayIcons as { mediaId: string }[];
+    expect(mine).toHaveLength(1);
+    expect(card.content.chapters[0].tracks[1].display.icon16x16).toBe(`yoto:#${mine[0]!.mediaId}`);
     expect(card.content.chapters[0].display.icon16x16).toMatch(/^yoto:#[0-9a-f]{64}$/);
     expect(card.metadata.cover.imageL).toMatch(/\/media\/public\/[0-9a-f]{64}$/);
     await page.getByRole('button', { name: 'Split 2 Story into one chapter per track' }).click();
-    await page.getByRole('button', { name: 'Save' }).click();
-    await page.getByRole('status').filter({ hasText: 'Saved.' }).waitFor();
+    await save(page);
     card = (await apiGet(page, `/content/${cardId}`)).card;
     expect(card.content.chapters.map((c: any) => c.tracks.length)).toEqual([1, 1, 1]);
     await axe(page, 'editor');
@@ -221,8 +252,7 @@ describe.skipIf(!haveBrowser)(`the web app in Chromium on ${testDialect()}`, { t
     const theirs = watch(await other.newPage(), problems);
     await signIn(theirs, demo, `/app/cards/${encodeURIComponent(cardId)}`);
     await theirs.getByLabel('Title', { exact: true }).fill('Their title');
-    await theirs.getByRole('button', { name: 'Save' }).click();
-    await theirs.getByRole('status').filter({ hasText: 'Saved.' }).waitFor();
+    await save(theirs);
     await other.close();
 
     await page.getByLabel('Title', { exact: true }).fill('My title');
@@ -230,8 +260,10 @@ describe.skipIf(!haveBrowser)(`the web app in Chromium on ${testDialect()}`, { t
     const dialog = page.getByRole('dialog', { name: 'Someone else changed this card' });
     await dialog.waitFor();
     await axe(page, 'conflict-dialog');
+    const overwritten = page.waitForResponse((r) => new URL(r.url()).pathname === '/content' && r.request().method() === 'POST');
     await dialog.getByRole('button', { name: 'Overwrite with mine' }).click();
-    await page.getByRole('status').filter({ hasText: 'Saved.' }).waitFor();
+    expect((await overwritten).status()).toBe(200);
+    await dialog.waitFor({ state: 'hidden' });
     expect((await apiGet(page, `/content/${cardId}`)).card.title).toBe('My title');
   });
 
@@ -315,7 +347,10 @@ describe.skipIf(!haveBrowser)(`the web app in Chromium on ${testDialect()}`, { t
       await small.goto(`${server.url}${to}`);
       await small.locator('main h1').waitFor();
       await small.waitForLoadState('networkidle');
-      expect(await small.evaluate<number>('document.documentElement.scrollWidth'), name).toBeLessThanOrEqual(375);
+      const wider = await small.evaluate<string[]>(
+        "[...document.querySelectorAll('main *')].filter((e) => e.getBoundingClientRect().right > 375).map((e) => e.tagName + '#' + e.id + '.' + e.className)",
+      );
+      expect(await small.evaluate<number>('document.documentElement.scrollWidth'), `${name}: ${wider.join(', ')}`).toBeLessThanOrEqual(375);
       await small.screenshot({ path: path.join(ARTIFACTS, `web-app-375-${name}.png`), fullPage: true });
     }
     // Keyboard alone: from My cards, Tab to the card's Play link, Enter, Tab to Play, Enter: it plays.

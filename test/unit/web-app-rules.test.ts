@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { webAppPolicy } from '../../src/http/security-headers.js';
 import { builtInOrUnregistered, WEB_APP_CLIENT_ID } from '../../src/oauth/shims.js';
 import { formatDuration, formatSize, naturalOrder } from '../../web/src/format.js';
-import { moveBy, moveTo } from '../../web/src/reorder.js';
+import { moveBy, moveSelected, moveTo } from '../../web/src/reorder.js';
 
 describe("the web app's rules, one at a time", () => {
   it('files sort naturally by name: 2 before 10, case aside', () => {
@@ -18,6 +18,16 @@ describe("the web app's rules, one at a time", () => {
     expect(moveBy(list, 0, -1)).toEqual(list);
     expect(moveBy(list, 3, 5)).toEqual(list);
     expect(list).toEqual(['a', 'b', 'c', 'd']);
+  });
+
+  it('selected items move together, one place, stepping over the others; a block at an end stays', () => {
+    const list = ['a', 'b', 'c', 'd', 'e'];
+    const chosen = (set: string) => (x: string) => set.includes(x);
+    expect(moveSelected(list, chosen('bd'), -1)).toEqual(['b', 'a', 'd', 'c', 'e']);
+    expect(moveSelected(list, chosen('bd'), 1)).toEqual(['a', 'c', 'b', 'e', 'd']);
+    expect(moveSelected(list, chosen('ab'), -1)).toEqual(list);
+    expect(moveSelected(list, chosen('abd'), -1)).toEqual(['a', 'b', 'd', 'c', 'e']);
+    expect(moveSelected(list, chosen('de'), 1)).toEqual(list);
   });
 
   it('durations and sizes go through Intl', () => {

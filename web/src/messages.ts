@@ -72,6 +72,8 @@ export const messages = {
     reorderHint: 'Reorder with the move buttons, by dragging, or with Alt+Arrow Up/Down on a row.',
     icon: (name: string) => `Icon for ${name}`,
     noIcon: 'No icon',
+    uploadIcon: 'Upload a new icon (any image; made 16×16)',
+    iconAdded: 'Icon added: pick it in a chapter’s or track’s icon list.',
     totals: (duration: string, size: string) => `Total: ${duration}, ${size}`,
     conflictTitle: 'Someone else changed this card',
     conflictText: 'The card was saved elsewhere since you opened it. Load their version (your changes are lost), or overwrite it with yours.',
@@ -84,6 +86,8 @@ export const messages = {
     mergeShort: 'Merge',
     select: (name: string) => `Select ${name}`,
     selected: (n: number) => `${n} selected`,
+    moveSelectedUp: 'Move selected up',
+    moveSelectedDown: 'Move selected down',
   },
   player: {
     title: (title: string) => `Playing “${title}”`,

@@ -15,3 +15,18 @@ export function moveTo<T>(list: readonly T[], from: number, to: number): T[] {
 
 /** The list with the item at `index` moved `by` places (negative: up). */
 export const moveBy = <T>(list: readonly T[], index: number, by: number): T[] => moveTo(list, index, index + by);
+
+/**
+ * The selected items moved one place up (by -1) or down (by 1) together: each steps over the
+ * unselected neighbour in its way; a block at the end stays. The others keep their order.
+ */
+export function moveSelected<T>(list: readonly T[], selected: (item: T) => boolean, by: -1 | 1): T[] {
+  const next = [...list];
+  const indexes = by < 0 ? next.map((_, i) => i) : next.map((_, i) => next.length - 1 - i);
+  for (const i of indexes) {
+    const j = i + by;
+    if (j < 0 || j >= next.length || !selected(next[i]!) || selected(next[j]!)) continue;
+    [next[i], next[j]] = [next[j]!, next[i]!];
+  }
+  return next;
+}

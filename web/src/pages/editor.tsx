@@ -6,7 +6,7 @@ import { messages } from '../messages.js';
 import { navigate } from '../router.js';
 import { ErrorText, Link, Page, Status } from '../ui.js';
 import { newUpload, start, type Transcoded, type Upload } from '../uploads.js';
-import { moveBy, moveTo, type Listed } from '../reorder.js';
+import { moveBy, moveSelected, moveTo, type Listed } from '../reorder.js';
 
 const t = messages.editor;
 const CATEGORIES = ['', 'stories', 'music', 'radio', 'podcast', 'sfx', 'activities', 'alarms'] as const;
@@ -94,6 +94,8 @@ export function EditorPage({ cardId }: { cardId: string | undefined }) {
   const selected = useSignal<Set<string>>(new Set());
   const layout = useSignal<'perFile' | 'oneChapter'>('perFile');
   const uploads = useSignal<Upload[]>([]);
+  /** The chapter each upload's batch fills (one chapter of many tracks), by upload id. */
+  const targets = useRef(new Map<number, string | undefined>()).current;
   const icons = useSignal<Icon[]>([]);
   const error = useSignal<string | undefined>(undefined);
   const status = useSignal('');
@@ -140,6 +142,7 @@ export function EditorPage({ cardId }: { cardId: string | undefined }) {
     uploads.value = [...uploads.value, ...rows];
     // One chapter of many tracks: a chapter made now, filled in the files' order as they finish.
     const target = layout.value === 'oneChapter' ? nextUid() : undefined;
+    for (const row of rows) targets.set(row.id, target);
     if (target) setChapters([...chapters.value, { uid: target, title: sorted[0]?.name.replace(/\.[^.]+$/, '') ?? '', icon: null, tracks: [], stored: {} }]);
     void Promise.all(rows.map((row) => start(row))).then(() => placeDone(rows, target));
   };
@@ -148,7 +151,25 @@ export function EditorPage({ cardId }: { cardId: string | undefined }) {
     if (target) setChapters(chapters.value.map((c) => (c.uid === target ? { ...c, tracks: [...c.tracks, ...done] } : c)));
     else setChapters([...chapters.value, ...done.map((tr) => ({ uid: nextUid(), title: tr.title, icon: null, tracks: [tr], stored: {} }))]);
   };
-  const retry = (row: Upload) => void start(row).then(() => placeDone([row], undefined));
+  // A retried file joins the chapter its batch went to (if that chapter is still there).
+  const retry = (row: Upload) => {
+    const target = targets.get(row.id);
+    void start(row).then(() => placeDone([row], chapters.value.some((c) => c.uid === target) ? target : undefined));
+  };
+
+  const uploadIcon = async (file: File) => {
+    const answer = await authorizedRequest(`/media/displayIcons/user/me/upload?autoConvert=true&filename=${encodeURIComponent(file.name)}`, {
+      method: 'POST',
+      body: file,
+      headers: { 'content-type': file.type || 'application/octet-stream' },
+    });
+    const body = (await answer.json()) as { displayIcon?: { mediaId: string; url: string; title?: string }; error?: { message: string } };
+    if (!body.displayIcon) return void (error.value = body.error?.message ?? `HTTP ${answer.status}`);
+    const icon = body.displayIcon;
+    const ref = `yoto:#${icon.mediaId}`;
+    if (!icons.value.some((i) => i.ref === ref)) icons.value = [...icons.value, { ref, url: icon.url, title: icon.title ?? file.name.replace(/\.[^.]+$/, '') }];
+    status.value = t.iconAdded;
+  };
 
   const uploadCover = async (file: File) => {
     status.value = t.coverUploading;
@@ -291,6 +312,10 @@ export function EditorPage({ cardId }: { cardId: string | undefined }) {
         <fieldset>
           <legend>{t.chapters}</legend>
           <p class="hint">{t.reorderHint}</p>
+          <div class="toolbar">
+            <label for="icon-upload">{t.uploadIcon}</label>
+            <input id="icon-upload" type="file" accept="image/*" onChange={(e) => e.currentTarget.files?.[0] && void uploadIcon(e.currentTarget.files[0])} />
+          </div>
           <p>{t.totals(formatDuration(totals.d), formatSize(totals.b))}</p>
           {chosen.size > 0 && (
             <div class="toolbar" role="group" aria-label={t.selected(chosen.size)}>
@@ -299,6 +324,12 @@ export function EditorPage({ cardId }: { cardId: string | undefined }) {
               </button>
               <button type="button" onClick={() => bulk((c, n) => ({ ...c, title: t.numbered(n) }))}>
                 {messages.common.rename} 1…{chosen.size}
+              </button>
+              <button type="button" onClick={() => setChapters(moveSelected(chapters.value, (c) => chosen.has(c.uid), -1))}>
+                {t.moveSelectedUp}
+              </button>
+              <button type="button" onClick={() => setChapters(moveSelected(chapters.value, (c) => chosen.has(c.uid), 1))}>
+                {t.moveSelectedDown}
               </button>
               <IconSelect id="bulk-icon" label={t.icon(t.selected(chosen.size))} icons={icons.value} value={null} onChange={(icon) => bulk((c) => ({ ...c, icon }))} />
             </div>
@@ -512,6 +543,13 @@ function ChapterRow({ chapter, index, count, icons, selected, onSelect, onChange
                 onInput={(e) => onChange({ tracks: chapter.tracks.map((tr, k) => (k === j ? { ...tr, title: e.currentTarget.value } : tr)) })}
               />
               <span class="meta">{formatDuration(track.stored.duration ?? 0)}</span>
+              <IconSelect
+                id={`icon-${track.uid}`}
+                label={t.icon(track.title || t.trackTitle(j + 1))}
+                icons={icons}
+                value={track.stored.display?.icon16x16 ?? null}
+                onChange={(icon) => onChange({ tracks: chapter.tracks.map((tr, k) => (k === j ? { ...tr, stored: { ...tr.stored, display: { ...tr.stored.display, icon16x16: icon } } } : tr)) })}
+              />
               <button type="button" disabled={j === 0} onClick={() => onChange({ tracks: moveBy(chapter.tracks, j, -1) })} aria-label={messages.common.moveUp(track.title)}>
                 ↑
               </button>
