@@ -27,6 +27,8 @@ export interface EventSink {
   destroy(): void;
   /** Calls `listener` once when the client goes away. */
   onClose(listener: () => void): void;
+  /** Whether the client went away already. */
+  gone(): boolean;
 }
 
 /** A place among the open streams, taken before the response starts (so a refusal is a 429). */
@@ -192,8 +194,8 @@ export function createEventHub(
     if (opts.postgres) {
       listener ??= listenForNotifications(opts.postgres, EVENTS_CHANNEL, {
         onNotify: wakeSoon,
-        // Notifications sent while it was down are lost: the log has them.
-        onReconnect: wakeSoon,
+        // Notifications sent before it listened (or while it was down) are lost: the log has them.
+        onListening: wakeSoon,
         onError: (err) => opts.log.warn({ err }, 'live events: the LISTEN connection failed; reconnecting'),
       });
     } else {
@@ -255,6 +257,16 @@ export function createEventHub(
       } catch (err) {
         slot.release();
         throw err;
+      }
+      if (sink.gone()) {
+        slot.release();
+        return;
+      }
+      // The server began to shut down while this stream started: it ends as the others did.
+      if (closing) {
+        slot.release();
+        sink.end(': server shutting down; reconnect\n\n');
+        return;
       }
       const stream: Stream = { slot, reader, sink, cursor: bounds.lastId, pending: [], expiry: undefined, closed: false };
       if (streams.size === 0) {
