@@ -219,7 +219,9 @@ export function createEventHub(
   }, Math.min(config.retentionMs, 60_000));
   pruner.unref();
 
-  localPublications.on('published', wakeSoon);
+  // On PostgreSQL this instance's writes wake it by NOTIFY too, sent at commit; the local signal
+  // would only add a read of the log before the commit.
+  if (!opts.postgres) localPublications.on('published', wakeSoon);
 
   return {
     size: () => streams.size,
