@@ -92,7 +92,7 @@ describe(`README "Try it" on ${testDialect()}`, () => {
     const tokenLine = /`npx cardshelf (token [^`]+)`/.exec(README)?.[1];
     expect(tokenLine).toBeDefined();
     const listed = [...README.matchAll(/^\| `cardshelf (\w+)[^`]*` \|/gm)].map((m) => m[1]!);
-    expect(new Set(listed)).toEqual(new Set(['serve', 'migrate', 'token', 'seed', 'media', 'export', 'import', 'user']));
+    expect(new Set(listed)).toEqual(new Set(['serve', 'migrate', 'token', 'seed', 'media', 'export', 'import', 'user', 'client']));
     const sources = `node --import tsx ${JSON.stringify(path.join(ROOT, 'src/main.ts'))}`;
     const r = await bash(`${sources} ${tokenLine!}`, deployment.env);
     expect(r.code, r.stderr).toBe(0);
