@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
 import { createServer } from 'node:net';
-import AxeBuilder from '@axe-core/playwright';
+import { AxeBuilder } from '@axe-core/playwright';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDeployment, type Deployment } from './support/deployment.js';
@@ -50,7 +50,8 @@ const WCAG_A_AA = ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'wcag22aa'];
 async function expectAccessible(page: Page, what: string): Promise<void> {
   const { violations } = await new AxeBuilder({ page }).withTags(WCAG_A_AA).analyze();
   expect(violations.map((v) => `${what}: ${v.id}: ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`)).toEqual([]);
-  const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+  // A string: the test is compiled without the DOM's types.
+  const overflow = await page.evaluate<number>('document.documentElement.scrollWidth - document.documentElement.clientWidth');
   expect(overflow, `${what} scrolls sideways`).toBeLessThanOrEqual(0);
 }
 
@@ -58,12 +59,13 @@ async function expectAccessible(page: Page, what: string): Promise<void> {
 async function tabTo(page: Page, name: string): Promise<void> {
   for (let i = 0; i < 10; i++) {
     await page.keyboard.press('Tab');
-    const focused = await page.evaluate(() => {
-      const el = document.activeElement as HTMLElement | null;
+    // The focused element's accessible name as these pages give it: aria-label, its label, or its text.
+    const focused = await page.evaluate<string>(`(() => {
+      const el = document.activeElement;
       if (!el) return '';
-      const label = el.id ? document.querySelector(`label[for="${el.id}"]`)?.textContent : undefined;
+      const label = el.id ? document.querySelector('label[for="' + el.id + '"]')?.textContent : undefined;
       return (el.getAttribute('aria-label') ?? label ?? el.textContent ?? '').trim();
-    });
+    })()`);
     if (focused === name) return;
   }
   throw new Error(`Tab never reached ${name}`);
