@@ -1,5 +1,6 @@
 import { existsSync } from 'node:fs';
 import { createServer } from 'node:net';
+import { AxeBuilder } from '@axe-core/playwright';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDeployment, type Deployment } from './support/deployment.js';
@@ -40,6 +41,34 @@ async function expectLabelled(page: Page): Promise<void> {
   expect(unlabelled).toEqual([]);
   expect(await page.getAttribute('html', 'lang')).toBe('en');
   expect(await page.title()).toMatch(/ - Cardshelf$/);
+}
+
+/** WCAG 2.0, 2.1 and 2.2, levels A and AA: the rules axe-core tags so. */
+const WCAG_A_AA = ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'wcag22aa'];
+
+/** Zero axe violations of WCAG A and AA, and nothing wider than the viewport (no sideways scrolling). */
+async function expectAccessible(page: Page, what: string): Promise<void> {
+  const { violations } = await new AxeBuilder({ page }).withTags(WCAG_A_AA).analyze();
+  expect(violations.map((v) => `${what}: ${v.id}: ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`)).toEqual([]);
+  // A string: the test is compiled without the DOM's types.
+  const overflow = await page.evaluate<number>('document.documentElement.scrollWidth - document.documentElement.clientWidth');
+  expect(overflow, `${what} scrolls sideways`).toBeLessThanOrEqual(0);
+}
+
+/** Moves the focus with Tab until `name` (an accessible name) has it; fails after 10 presses. */
+async function tabTo(page: Page, name: string): Promise<void> {
+  for (let i = 0; i < 10; i++) {
+    await page.keyboard.press('Tab');
+    // The focused element's accessible name as these pages give it: aria-label, its label, or its text.
+    const focused = await page.evaluate<string>(`(() => {
+      const el = document.activeElement;
+      if (!el) return '';
+      const label = el.id ? document.querySelector('label[for="' + el.id + '"]')?.textContent : undefined;
+      return (el.getAttribute('aria-label') ?? label ?? el.textContent ?? '').trim();
+    })()`);
+    if (focused === name) return;
+  }
+  throw new Error(`Tab never reached ${name}`);
 }
 
 describe.skipIf(!haveBrowser)(`signing in from Chromium on ${testDialect()}`, { timeout: 180_000 }, () => {
@@ -135,5 +164,71 @@ describe.skipIf(!haveBrowser)(`signing in from Chromium on ${testDialect()}`, { 
 
     // The pages' own policy let them load and submit everything they need.
     expect(problems.filter((p) => /Content Security Policy|Refused to/i.test(p))).toEqual([]);
+  });
+
+  it('on a 375 px phone, by keyboard alone: every page (code, sign in, approve, invitation, account) has no WCAG A/AA violation; the account page signs the app out', async () => {
+    const started = await fetch(`${server.url}/oauth/device/code`, form({ client_id: 'yoto-js-keyboard', scope: 'openid profile offline_access' }));
+    const device = (await started.json()) as { device_code: string; user_code: string; verification_uri: string };
+    const context = await browser.newContext({ viewport: { width: 375, height: 667 }, isMobile: true, hasTouch: true });
+    const page = await context.newPage();
+
+    await page.goto(device.verification_uri);
+    await expectAccessible(page, '/activate');
+    await tabTo(page, 'Code');
+    await page.keyboard.type(device.user_code);
+    await page.keyboard.press('Enter');
+    await page.getByText('Is this your device?').waitFor();
+    await expectAccessible(page, 'the code confirmation');
+    await tabTo(page, 'Continue');
+    await page.keyboard.press('Enter');
+
+    await page.getByRole('heading', { name: 'Sign in' }).waitFor();
+    await expectAccessible(page, 'sign in');
+    await tabTo(page, 'Email');
+    await page.keyboard.type(demo.email);
+    await tabTo(page, 'Password');
+    await page.keyboard.type('not the password');
+    await page.keyboard.press('Enter');
+    await page.getByRole('alert').waitFor();
+    await expectAccessible(page, 'sign in, with its error');
+    await tabTo(page, 'Password');
+    await page.keyboard.type(demo.password);
+    await page.keyboard.press('Enter');
+
+    await page.getByRole('heading', { name: 'Approve this app?' }).waitFor();
+    await expectAccessible(page, 'approve');
+    await tabTo(page, 'Approve');
+    await page.keyboard.press('Enter');
+    await page.getByRole('heading', { name: 'Device connected' }).waitFor();
+    await expectAccessible(page, 'device connected');
+
+    const tokens = await fetch(`${server.url}/oauth/token`, form({ grant_type: DEVICE_GRANT, device_code: device.device_code, client_id: 'yoto-js-keyboard' }));
+    const granted = (await tokens.json()) as { access_token: string; refresh_token: string };
+    expect(tokens.status, JSON.stringify(granted)).toBe(200);
+
+    const invited = await fetch(`${server.url}/user/invitations`, { method: 'POST', headers: { authorization: `Bearer ${granted.access_token}` } });
+    const { invitation } = (await invited.json()) as { invitation: { url: string } };
+    await page.goto(invitation.url);
+    await expectAccessible(page, 'the invitation');
+
+    // The account page: sign in by keyboard, see the app, sign it out.
+    await page.goto(`${server.url}/account`);
+    await expectAccessible(page, 'the account page sign-in');
+    await tabTo(page, 'Email');
+    await page.keyboard.type(demo.email);
+    await tabTo(page, 'Password');
+    await page.keyboard.type(demo.password);
+    await page.keyboard.press('Enter');
+    await page.getByRole('heading', { name: 'Signed-in apps' }).waitFor();
+    expect(await page.content()).toContain('<code>yoto-js-keyboard</code>');
+    await expectAccessible(page, 'the account page');
+    await tabTo(page, 'Sign out yoto-js-keyboard');
+    await page.keyboard.press('Enter');
+    await page.getByRole('status').waitFor();
+    expect(await page.getByRole('status').innerText()).toContain('The app is signed out');
+    await expectAccessible(page, 'the account page after signing an app out');
+    const refused = await fetch(`${server.url}/oauth/token`, form({ grant_type: 'refresh_token', refresh_token: granted.refresh_token, client_id: 'yoto-js-keyboard' }));
+    expect(refused.status).toBe(400);
+    await context.close();
   });
 });

@@ -258,7 +258,7 @@ export interface OAuthRecordsTable {
   user_code: string | null;
   uid: string | null;
   expires_at: string | null;
-  /** Migration 009: the payload's `accountId` and `clientId`, for look-ups by account and by app. */
+  /** Migration 007: the payload's `accountId` and `clientId`, for look-ups by account and by app. */
   account_id: string | null;
   client_id: string | null;
 }
@@ -310,7 +310,7 @@ export type TranscodeRow = Selectable<TranscodesTable>;
 export type DisplayIconRow = Selectable<DisplayIconsTable>;
 export type FamilyImageRow = Selectable<FamilyImagesTable>;
 
-/** Migration 009: see accounts/setup-link.ts. */
+/** Migration 007: see accounts/setup-link.ts. */
 export interface SetupLinksTable {
   secret_hash: string;
   created_at: string;

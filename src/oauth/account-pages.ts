@@ -1,6 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { INVITATION_UNUSABLE, type InvitationService, type NewMember, type SignupPolicy } from '../accounts/invitations.js';
+import { SETUP_LINK_UNUSABLE, type SetupLinkService } from '../accounts/setup-link.js';
 import { AccountRefused, type Account } from '../accounts/service.js';
 import type { Throttle } from '../accounts/throttle.js';
 import { SCOPES } from '../auth/scopes.js';
@@ -12,6 +13,7 @@ import { messagePage, newAccountPage } from './pages.js';
 
 export interface AccountPagesOptions {
   invitations: InvitationService;
+  setupLinks: SetupLinkService;
   throttle: Throttle;
   signup: SignupPolicy;
   publicBaseUrl: string;
@@ -64,6 +66,7 @@ export async function accountPages(app: App, opts: AccountPagesOptions): Promise
     } catch (err) {
       if (!(err instanceof AccountRefused)) throw err;
       if (err.message === INVITATION_UNUSABLE) return html(reply, 400, messagePage('Invitation not usable', INVITATION_UNUSABLE));
+      if (err.message === SETUP_LINK_UNUSABLE) return html(reply, 400, messagePage('Set-up link not usable', SETUP_LINK_UNUSABLE));
       return html(reply, 400, formAgain(`${err.message[0]!.toUpperCase()}${err.message.slice(1)}.`));
     }
   }
@@ -104,6 +107,19 @@ export async function accountPages(app: App, opts: AccountPagesOptions): Promise
     const again = (error: string) =>
       newAccountPage({ title: 'Join your family', intro: joinIntro, action: request.url, csrf: csrfFor('invitation'), email: request.body.email, name: request.body.name, error });
     return makeAccount(request.ip, request.body, reply, (member) => invitations.accept(request.params.secret, member), again);
+  });
+
+  // The first owner's set-up link (src/accounts/setup-link.ts): whatever SIGNUP says, it is the operator's.
+  const setupIntro = 'This Cardshelf server has no accounts yet. Make the first one: it owns the server, with a family of its own.';
+  const setupForm = (action: string, form: Form = {}, error?: string): string =>
+    newAccountPage({ title: 'Set up Cardshelf', intro: setupIntro, action, csrf: csrfFor('setup'), email: form.email, name: form.name, error });
+  app.get('/setup/:secret', { schema: { hide: true, params: secretParams } }, async (request, reply) => {
+    if (!(await opts.setupLinks.usable(request.params.secret))) return html(reply, 400, messagePage('Set-up link not usable', SETUP_LINK_UNUSABLE));
+    return html(reply, 200, setupForm(request.url));
+  });
+  app.post('/setup/:secret', { schema: { hide: true, params: secretParams, body: formBody } }, async (request, reply) => {
+    checkForm(request, 'setup', request.body.csrf);
+    return makeAccount(request.ip, request.body, reply, (member) => opts.setupLinks.accept(request.params.secret, member), (error) => setupForm(request.url, request.body, error));
   });
 
   if (signup !== 'open') return;

@@ -4,6 +4,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { InteractionResults, Provider } from 'oidc-provider';
 import { createAccountService, type AccountService } from '../accounts/service.js';
 import { createInvitationService, type SignupPolicy } from '../accounts/invitations.js';
+import { createSetupLinkService } from '../accounts/setup-link.js';
 import type { FamilyService } from '../modules/families/service.js';
 import { accountPage } from './account-page.js';
 import { accountPages } from './account-pages.js';
@@ -112,14 +113,25 @@ export async function signInPlugin(app: FastifyInstance, opts: SignInPluginOptio
   }
 
   await app.register(interactionPages, { provider, accounts: opts.accounts, cookieKeys, throttle });
+  const setupLinks = createSetupLinkService(opts.store, opts.accounts, opts.families);
   await app.register(accountPages, {
     invitations: createInvitationService(opts.store, opts.accounts, opts.families),
+    setupLinks,
     throttle,
     signup: opts.signup,
     publicBaseUrl: opts.issuer,
     cookieKeys,
   });
   await app.register(accountPage, { store: opts.store, accounts: opts.accounts, throttle, publicBaseUrl: opts.issuer, cookieKeys });
+
+  // An instance with no accounts prints a one-time link that makes the first owner. On stderr,
+  // not in the log: it is for the operator starting the server, whatever LOG_LEVEL says.
+  app.addHook('onListen', async () => {
+    const secret = await setupLinks.issueIfEmpty();
+    if (secret === undefined) return;
+    const url = `${opts.issuer.replace(/\/$/, '')}/setup/${secret}`;
+    process.stderr.write(`cardshelf: no accounts yet; open this link once, within 24 hours, to make the first owner: ${url}\n`);
+  });
 
   const sweep = (): void => {
     Promise.all([sweepExpired(opts.store), sweepThrottle(opts.store)]).catch((err: unknown) =>

@@ -28,7 +28,7 @@ interface Response {
 
 const SCHEMA_REF = '#/components/schemas/';
 /** The sign-in pages' routes (src/oauth/plugin.ts): their errors may be HTML pages. */
-const PAGE_ROUTE = /^\/(activate|interaction\/|invitation\/|signup$|account(\/|$))/;
+const PAGE_ROUTE = /^\/(activate|interaction\/|invitation\/|setup\/|signup$|account(\/|$))/;
 /** Component schemas are registered under this URI scheme: `#/...` refs would not resolve outside the document. */
 const SCHEMA_URI = 'openapi-schema:';
 
