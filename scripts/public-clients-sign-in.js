@@ -5,7 +5,8 @@
  * Chromium with the demo account, the demo user's MYO cards listed by the client, its token
  * refreshed by the client, and a call again with the new token.
  *
- *   node scripts/public-clients-sign-in.js --nodejs-client DIR --yoto-js DIR [--work DIR] [--access-ttl 60] [--localhost]
+ *   node scripts/public-clients-sign-in.js --nodejs-client DIR --yoto-js DIR [--yoto-api DIR --python PY]
+ *     [--work DIR] [--access-ttl 60] [--localhost]
  *
  * DIR is a git directory (a mirror: `git archive HEAD` is extracted) or a checkout. Each
  * client is put in --work (default: a new temporary directory) and its dependencies installed
@@ -13,6 +14,11 @@
  * change: yoto-js takes `authBaseUrl` and `baseUrl` options; yoto-nodejs-client has none, so its
  * requests to login.yotoplay.com and api.yotoplay.com are sent here by an undici dispatcher
  * preloaded into its commands (scripts/public-clients/redirect-yoto-hosts.js).
+ * The Python client yoto_api (--yoto-api) keeps its URLs as module constants, which
+ * scripts/public-clients/yoto_api_redirect.py replaces; its device login is driven by
+ * scripts/public-clients/yoto_api_login.py, and then its own end-to-end tests (`pytest tests/e2e
+ * -m e2e`) run with the refresh token it got, as its README says to run them against the public
+ * service. Its dependencies must be installed in --python (a virtual environment) beforehand.
  * Needs Chromium (CHROMIUM_PATH, default /usr/bin/chromium), and dist/ (`npm run build`) or
  * tsx. Exit code 0 when every flow passed; a line per step on stdout.
  */
@@ -20,7 +26,7 @@ import { Buffer } from 'node:buffer';
 import { execFileSync, spawn } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync } from 'node:fs';
-import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -37,14 +43,17 @@ const { values: args } = parseArgs({
   options: {
     'nodejs-client': { type: 'string' },
     'yoto-js': { type: 'string' },
+    'yoto-api': { type: 'string' },
+    // A Python with yoto_api's dependencies and pytest, pytest-asyncio, python-dotenv installed.
+    python: { type: 'string', default: 'python3' },
     work: { type: 'string' },
     'access-ttl': { type: 'string', default: '60' },
     // As the README's `npm start`: PUBLIC_BASE_URL left to its default, http://localhost:PORT.
     localhost: { type: 'boolean', default: false },
   },
 });
-if (!args['nodejs-client'] && !args['yoto-js']) {
-  process.stderr.write('usage: node scripts/public-clients-sign-in.js --nodejs-client DIR --yoto-js DIR [--work DIR] [--access-ttl SECONDS] [--localhost]\n');
+if (!args['nodejs-client'] && !args['yoto-js'] && !args['yoto-api']) {
+  process.stderr.write('usage: node scripts/public-clients-sign-in.js [--nodejs-client DIR] [--yoto-js DIR] [--yoto-api DIR --python PY] [--work DIR] [--access-ttl SECONDS] [--localhost]\n');
   process.exit(2);
 }
 
@@ -57,8 +66,8 @@ function record(flow, ok, detail) {
 const claims = (jwt) => JSON.parse(Buffer.from(jwt.split('.')[1], 'base64url').toString());
 
 /** Extracts a client (a git directory's HEAD, or a plain directory) and installs its dependencies. */
-function prepareClient(source, dir, install) {
-  if (!existsSync(path.join(dir, 'package.json'))) {
+function prepareClient(source, dir, install, marker = 'package.json') {
+  if (!existsSync(path.join(dir, marker))) {
     mkdirSync(dir, { recursive: true });
     if (existsSync(path.join(source, 'HEAD')) && existsSync(path.join(source, 'objects'))) {
       execFileSync('sh', ['-c', 'git --git-dir="$1" archive HEAD | tar -x -C "$2"', 'sh', source, dir]);
@@ -316,6 +325,44 @@ if (args['yoto-js']) {
     } finally {
       callback.close();
     }
+  });
+}
+
+// --- yoto_api (Python): its own device login, then its own end-to-end tests ---
+if (args['yoto-api']) {
+  const dir = prepareClient(args['yoto-api'], path.join(work, 'yoto_api'), [], 'setup.py');
+  const helpers = path.join(ROOT, 'scripts/public-clients');
+  const env = { ...process.env, CARDSHELF_URL: base, PYTHONPATH: [helpers, dir].join(path.delimiter) };
+  const clientId = 'yoto-api-at-cardshelf';
+  let refreshToken;
+  await step('yoto_api device login (YotoClient.device_code_flow_start/complete), approved at /activate', async () => {
+    let approving;
+    const login = await run(args.python, [path.join(helpers, 'yoto_api_login.py'), clientId], {
+      cwd: dir,
+      env,
+      onStdout: (out) => {
+        const first = out.split('\n')[0];
+        if (!approving && out.includes('\n')) {
+          const { verification_uri: uri, user_code: code } = JSON.parse(first);
+          approving = approveDevice(uri, code);
+        }
+      },
+    });
+    await approving;
+    if (login.code !== 0) throw new Error(`exit ${login.code}: ${login.stderr}`);
+    const tokens = JSON.parse(login.stdout.trim().split('\n')[1]);
+    refreshToken = tokens.refresh_token;
+    const c = claims(tokens.access_token);
+    return `token sub ${c.sub}, scope "${c.scope}", valid ${c.exp - c.iat} s`;
+  });
+  await step("yoto_api's own end-to-end tests (pytest tests/e2e -m e2e), with the refresh token of its login", async () => {
+    if (!refreshToken) throw new Error('no refresh token: the login failed');
+    await writeFile(path.join(dir, '.env'), `YOTO_CLIENT_ID=${clientId}\nYOTO_REFRESH_TOKEN=${refreshToken}\n`);
+    const tested = await run(args.python, ['-m', 'pytest', 'tests/e2e', '-m', 'e2e', '-p', 'yoto_api_redirect', '-p', 'no:cacheprovider', '-q', '-rfEs'], { cwd: dir, env });
+    say(tested.stdout.trim().replace(/^/gm, '  | '));
+    const summary = tested.stdout.trim().split('\n').at(-1);
+    if (tested.code !== 0) throw new Error(`exit ${tested.code}: ${summary}`);
+    return summary;
   });
 }
 
