@@ -32,7 +32,7 @@ describe(`live events on ${testDialect()}`, () => {
   const asUser = async (userId: string) => t.token(userId);
 
   beforeAll(async () => {
-    t = await startTestApp({ EVENTS_HEARTBEAT_SECONDS: '1', CORS_ORIGIN: 'https://app.example' });
+    t = await startTestApp({ EVENTS_HEARTBEAT_SECONDS: '1', CORS_ORIGIN: 'https://app.example', LOG_LEVEL: 'warn' });
     base = await listen(t);
   });
   afterAll(async () => {

@@ -10,19 +10,22 @@ export interface NotifyListener {
 
 /**
  * PostgreSQL LISTEN on one dedicated connection (pg Client, outside the pool: a LISTEN lasts as
- * long as its connection). `onNotify` runs for every notification on `channel`; `onReconnect`
- * runs after a lost connection is made again, since notifications sent meanwhile are lost (the
- * caller then reads what it missed). Reconnects until closed.
+ * long as its connection). `onNotify` runs for every notification on `channel`; `onListening`
+ * runs each time the LISTEN starts (the first time, and after a lost connection is made again),
+ * since notifications sent before are not received: the caller reads what it may have missed.
+ * Reconnects until closed.
  */
 export function listenForNotifications(
   config: Pick<PostgresConfig, 'url' | 'connectTimeoutMs'>,
   channel: string,
-  handlers: { onNotify: () => void; onReconnect: () => void; onError: (err: unknown) => void },
+  handlers: { onNotify: () => void; onListening: () => void; onError: (err: unknown) => void },
 ): NotifyListener {
   let closed = false;
   let client: pg.Client | undefined;
   let failures = 0;
   let retry: NodeJS.Timeout | undefined;
+  /** The connection being made, which `close` waits for (its session must not outlive it). */
+  let connecting: Promise<void> | undefined;
 
   const connect = async (): Promise<void> => {
     const next = new pg.Client({ connectionString: config.url, connectionTimeoutMillis: config.connectTimeoutMs });
@@ -43,8 +46,8 @@ export function listenForNotifications(
       return;
     }
     client = next;
-    if (failures > 0) handlers.onReconnect();
     failures = 0;
+    handlers.onListening();
   };
 
   const lost = (which: pg.Client, err: unknown): void => {
@@ -59,16 +62,17 @@ export function listenForNotifications(
     if (retry === undefined) {
       retry = setTimeout(() => {
         retry = undefined;
-        void connect();
+        connecting = connect();
       }, delay);
     }
   };
 
-  void connect();
+  connecting = connect();
   return {
     async close() {
       closed = true;
       if (retry) clearTimeout(retry);
+      await connecting;
       const open = client;
       client = undefined;
       if (open) {

@@ -6,7 +6,7 @@ import type { StoreDialect } from '../dialect.js';
  * Each row is written in the transaction of the change it describes (modules/events/publish.ts),
  * so the log is the truth and a notification only wakes readers. `family_id` or `user_id` says
  * who may see it (the family's members, or that user alone); exactly one of them is set. Rows
- * older than the retention are deleted (modules/events/log.ts), and the highest id deleted is
+ * older than the retention are deleted (modules/events/repository.ts, run by hub.ts), and the highest id deleted is
  * kept as the change counter `events:pruned`: a resume from before it gets a `reset` event.
  */
 export function liveEvents(dialect: StoreDialect): Migration {

@@ -27,6 +27,8 @@ export interface EventSink {
   destroy(): void;
   /** Calls `listener` once when the client goes away. */
   onClose(listener: () => void): void;
+  /** Whether the client went away already. */
+  gone(): boolean;
 }
 
 /** A place among the open streams, taken before the response starts (so a refusal is a 429). */
@@ -192,8 +194,8 @@ export function createEventHub(
     if (opts.postgres) {
       listener ??= listenForNotifications(opts.postgres, EVENTS_CHANNEL, {
         onNotify: wakeSoon,
-        // Notifications sent while it was down are lost: the log has them.
-        onReconnect: wakeSoon,
+        // Notifications sent before it listened (or while it was down) are lost: the log has them.
+        onListening: wakeSoon,
         onError: (err) => opts.log.warn({ err }, 'live events: the LISTEN connection failed; reconnecting'),
       });
     } else {
@@ -217,7 +219,9 @@ export function createEventHub(
   }, Math.min(config.retentionMs, 60_000));
   pruner.unref();
 
-  localPublications.on('published', wakeSoon);
+  // On PostgreSQL this instance's writes wake it by NOTIFY too, sent at commit; the local signal
+  // would only add a read of the log before the commit.
+  if (!opts.postgres) localPublications.on('published', wakeSoon);
 
   return {
     size: () => streams.size,
@@ -255,6 +259,16 @@ export function createEventHub(
       } catch (err) {
         slot.release();
         throw err;
+      }
+      if (sink.gone()) {
+        slot.release();
+        return;
+      }
+      // The server began to shut down while this stream started: it ends as the others did.
+      if (closing) {
+        slot.release();
+        sink.end(': server shutting down; reconnect\n\n');
+        return;
       }
       const stream: Stream = { slot, reader, sink, cursor: bounds.lastId, pending: [], expiry: undefined, closed: false };
       if (streams.size === 0) {

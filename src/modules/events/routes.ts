@@ -90,6 +90,7 @@ export async function eventRoutes(app: App, opts: { hub: EventHub; families: Fam
         end: (last: string) => raw.end(last),
         destroy: () => raw.destroy(),
         onClose: (listener: () => void) => void raw.once('close', listener),
+        gone: () => raw.destroyed,
       };
       try {
         await hub.start(slot, { reader: { familyId, userId: readerId }, lastEventId, expiresAt }, sink);
