@@ -3,7 +3,7 @@ import type { Principal } from '../../auth/principal.js';
 import { bumpCounters, scopes } from '../../db/change-counters.js';
 import type { Store } from '../../db/dialect.js';
 import { familyLock, inUnitOfWork } from '../../db/unit-of-work.js';
-import { localPublications, publish } from '../events/publish.js';
+import { publish } from '../events/publish.js';
 import { now } from '../../shared/clock.js';
 import { AppError, badRequest, notFound } from '../../shared/errors.js';
 import { newHexId } from '../../shared/ids.js';
@@ -58,18 +58,6 @@ const DEVICES_READ = '/device-v2/devices/mine';
 
 export type DeviceConfigAnswer = ReturnType<typeof configAnswer>;
 
-/**
- * Wakes this process's streams once a publishing unit of work has committed. `publish` wakes
- * them a macrotask after it runs, which on PostgreSQL can come before the commit's round trip:
- * the streams then read the log too early, and wait for the NOTIFY. A player waits on a command
- * (and a parent on a status), so they are woken again here, after the commit, at no cost.
- */
-async function publishing<T>(work: Promise<T>): Promise<T> {
-  const result = await work;
-  localPublications.emit('published');
-  return result;
-}
-
 export function createDeviceService(store: Store, deps: DeviceServiceDeps): DeviceService {
   const { db } = store;
   const { families } = deps;
@@ -123,15 +111,13 @@ export function createDeviceService(store: Store, deps: DeviceServiceDeps): Devi
       const commandId = newHexId();
       // Delivered on the family's event stream: the player named by `ids.deviceId` obeys it;
       // members see it too (another app may show "sent to Kitchen").
-      await publishing(
-        inUnitOfWork(store, [], (trx) =>
-          publish(trx, store.dialect, {
-            kind: PLAYER_EVENTS.command,
-            audience: { familyId: row.family_id },
-            ids: { deviceId: row.device_id, commandId },
-            details: { command, sentBy: userId },
-          }),
-        ),
+      await inUnitOfWork(store, [], (trx) =>
+        publish(trx, store.dialect, {
+          kind: PLAYER_EVENTS.command,
+          audience: { familyId: row.family_id },
+          ids: { deviceId: row.device_id, commandId },
+          details: { command, sentBy: userId },
+        }),
       );
       return { commandId };
     },
@@ -144,7 +130,7 @@ export function createDeviceService(store: Store, deps: DeviceServiceDeps): Devi
       const deviceId = newHexId();
       const credential = await deps.issueCredential(deviceId, userId);
       const at = now();
-      await publishing(inUnitOfWork(store, [familyLock(familyId)], async (trx) => {
+      await inUnitOfWork(store, [familyLock(familyId)], async (trx) => {
         await repo.insertPlayer(trx, {
           device_id: deviceId,
           family_id: familyId,
@@ -158,7 +144,7 @@ export function createDeviceService(store: Store, deps: DeviceServiceDeps): Devi
         await families.recordEvent(trx, familyId, 'device-added', at, { deviceId, name });
         await bumpCounters(trx, [scopes.family(familyId)]);
         await publish(trx, store.dialect, { kind: PLAYER_EVENTS.added, audience: { familyId }, ids: { deviceId }, read: DEVICES_READ });
-      }));
+      });
       const row = await repo.findFamilyDevice(db, familyId, deviceId);
       if (!row) throw new Error(`player ${deviceId} vanished after it was registered`);
       const { accessToken, expiresAt, scope } = credential;
@@ -167,12 +153,12 @@ export function createDeviceService(store: Store, deps: DeviceServiceDeps): Devi
 
     async remove(userId, deviceId) {
       const row = await familyDevice(userId, deviceId);
-      await publishing(inUnitOfWork(store, [familyLock(row.family_id)], async (trx) => {
+      await inUnitOfWork(store, [familyLock(row.family_id)], async (trx) => {
         await repo.deleteDevice(trx, row.device_id);
         await families.recordEvent(trx, row.family_id, 'device-removed', now(), { deviceId: row.device_id });
         await bumpCounters(trx, [scopes.family(row.family_id)]);
         await publish(trx, store.dialect, { kind: PLAYER_EVENTS.removed, audience: { familyId: row.family_id }, ids: { deviceId: row.device_id }, read: DEVICES_READ });
-      }));
+      });
     },
 
     async report(principal, deviceId, report) {
@@ -182,7 +168,7 @@ export function createDeviceService(store: Store, deps: DeviceServiceDeps): Devi
       const reported = { ...row, status: JSON.stringify(normalReport(report)), status_at: now() };
       const view = statusView(reported, Date.parse(reported.status_at));
       // The family's apps show each player live: the status travels on the family's stream.
-      await publishing(inUnitOfWork(store, [], async (trx) => {
+      await inUnitOfWork(store, [], async (trx) => {
         await repo.updateDevice(trx, row.device_id, { status: reported.status, status_at: reported.status_at });
         await publish(trx, store.dialect, {
           kind: PLAYER_EVENTS.status,
@@ -191,7 +177,7 @@ export function createDeviceService(store: Store, deps: DeviceServiceDeps): Devi
           read: `/device-v2/${row.device_id}/status`,
           details: { status: view },
         });
-      }));
+      });
       return view;
     },
   };
