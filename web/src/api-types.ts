@@ -513,6 +513,172 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/device-v2/devices/mine": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The devices of the caller's family
+         * @description Needs the scope `family:library:view` (or `family:library:manage`).
+         */
+        get: operations["getDeviceV2DevicesMine"];
+        put?: never;
+        /**
+         * Register a player (a browser) in the caller's family
+         * @description Answers the new device and its credential: a token for the player alone (`family:library:view device:player`), shown once. Removing the device revokes it at once.
+         *
+         *     Needs the scope `family:library:manage`.
+         */
+        post: operations["postDeviceV2DevicesMine"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/device-v2/{deviceId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Remove a device from the family (a player's credential stops working at once)
+         * @description Needs the scope `family:library:manage`.
+         */
+        delete: operations["deleteDeviceV2ByDeviceId"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/device-v2/{deviceId}/status": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The last status the player reported
+         * @description `isOnline` is true while the last report is at most 30 seconds old.
+         *
+         *     Needs the scope `family:library:view` (or `family:library:manage`).
+         */
+        get: operations["getDeviceV2ByDeviceIdStatus"];
+        /**
+         * A player reports its status (its own credential only)
+         * @description The whole state each time: fields left out take their defaults.
+         *
+         *     Needs the scope `device:player`.
+         */
+        put: operations["putDeviceV2ByDeviceIdStatus"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/device-v2/{deviceId}/config": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The device's settings (defaults for those never written) and shortcuts
+         * @description Needs the scope `family:library:view` (or `family:library:manage`).
+         */
+        get: operations["getDeviceV2ByDeviceIdConfig"];
+        /**
+         * Change the device's name or settings; settings left out keep their values
+         * @description Needs the scope `family:library:manage`.
+         */
+        put: operations["putDeviceV2ByDeviceIdConfig"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Change the device's name or settings; settings left out keep their values
+         * @description Needs the scope `family:library:manage`.
+         */
+        patch: operations["patchDeviceV2ByDeviceIdConfig"];
+        trace?: never;
+    };
+    "/device-v2/{deviceId}/shortcuts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Replace the device's shortcuts (day and night modes)
+         * @description Needs the scope `family:library:manage`.
+         */
+        put: operations["putDeviceV2ByDeviceIdShortcuts"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/device-v2/{deviceId}/command": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a command to a player: play a card (at a chapter and track), pause, resume, stop, volume, next, previous
+         * @description An offline player is refused with 409 `device-offline`: commands are never queued.
+         *
+         *     Needs the scope `family:library:manage`.
+         */
+        post: operations["postDeviceV2ByDeviceIdCommand"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/user/family/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Live events of the caller's family and of the caller's own things
+         * @description A `text/event-stream` that lasts until the client leaves, the server shuts down or the token expires (then reconnect). Resume with `Last-Event-ID` (or `lastEventId`). 429 with `Retry-After` when the caller (or the server) has as many streams open as allowed.
+         *
+         *     Needs the scope `family:library:view` (or `family:library:manage`).
+         */
+        get: operations["getUserFamilyEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/user/family/export": {
         parameters: {
             query?: never;
@@ -1033,6 +1199,74 @@ export interface components {
             shareId: string;
             userId: string;
             wishlistId: string;
+        };
+        /** Device */
+        Device: {
+            deviceId: string;
+            name: string;
+            description: string;
+            /** @description the player reported its status lately (docs/api.md, "Players") */
+            online: boolean;
+            releaseChannel: string;
+            /**
+             * @example cardshelf-browser
+             * @example cardshelf-device
+             */
+            deviceType: string;
+            deviceFamily: string;
+            deviceGroup: string;
+            generation: string;
+            formFactor: string;
+        };
+        /** DeviceStatus */
+        DeviceStatus: {
+            deviceId: string;
+            /** @description the card playing, or 'none' */
+            activeCard: string;
+            ambientLightSensorReading: number;
+            averageDownloadSpeedBytesSecond: number;
+            batteryLevelPercentage: number;
+            batteryLevelPercentageRaw: number;
+            buzzErrors: number;
+            /** @description 0 none, 2 remote (a card played from the app) */
+            cardInsertionState: number;
+            /** @description -1 unknown */
+            dayMode: number;
+            errorsLogged: number;
+            firmwareVersion: string;
+            freeDiskSpaceBytes: number;
+            isAudioDeviceConnected: boolean;
+            isBackgroundDownloadActive: boolean;
+            isBluetoothAudioConnected: boolean;
+            isCharging: boolean;
+            isNfcLocked: number;
+            /** @description the last report is at most PLAYER_ONLINE_SECONDS old */
+            isOnline: boolean;
+            networkSsid: string;
+            nightlightMode: string;
+            playingSource: number;
+            powerCapabilities: string | null;
+            powerSource: number;
+            systemVolumePercentage: number;
+            taskWatchdogTimeoutCount: number;
+            temperatureCelcius: string | number;
+            totalDiskSpaceBytes: number;
+            /**
+             * @description ISO 8601, UTC, with milliseconds
+             * @example 2026-01-31T12:00:00.000Z
+             */
+            updatedAt: string;
+            uptime: number;
+            userVolumePercentage: number;
+            utcOffsetSeconds: number;
+            utcTime: number;
+            wifiStrength: number;
+            chapterKey: string | null;
+            trackKey: string | null;
+            position: number;
+            trackLength: number;
+            playbackStatus: "playing" | "paused" | "stopped";
+            reportedAt: string | null;
         };
     };
     responses: {
@@ -1723,6 +1957,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             503: components["responses"]["Unavailable"];
         };
     };
@@ -1987,6 +2222,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             503: components["responses"]["Unavailable"];
         };
     };
@@ -2454,6 +2690,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             503: components["responses"]["Unavailable"];
         };
     };
@@ -2513,6 +2750,566 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    getDeviceV2DevicesMine: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The devices of the caller's family. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        devices: components["schemas"]["Device"][];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    postDeviceV2DevicesMine: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description what the family calls it, such as "Kitchen" */
+                    name: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Created. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        device: components["schemas"]["Device"];
+                        credential: {
+                            /** @description the player's bearer token; shown once */
+                            accessToken: string;
+                            /** @enum {string} */
+                            tokenType: "Bearer";
+                            /**
+                             * @description ISO 8601, UTC, with milliseconds
+                             * @example 2026-01-31T12:00:00.000Z
+                             */
+                            expiresAt: string;
+                            scope: string;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    deleteDeviceV2ByDeviceId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the device id */
+                deviceId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "ok";
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    getDeviceV2ByDeviceIdStatus: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the device id */
+                deviceId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The last status the player reported. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeviceStatus"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    putDeviceV2ByDeviceIdStatus: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the device id */
+                deviceId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    activeCard?: string | null;
+                    chapterKey?: string | null;
+                    trackKey?: string | null;
+                    /** @description seconds into the track */
+                    position?: number;
+                    /** @description seconds */
+                    trackLength?: number;
+                    playbackStatus?: "playing" | "paused" | "stopped";
+                    userVolumePercentage?: number;
+                };
+            };
+        };
+        responses: {
+            /** @description Done: the new state. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeviceStatus"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    getDeviceV2ByDeviceIdConfig: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the device id */
+                deviceId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The device's settings (defaults for those never written) and shortcuts. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        device: {
+                            deviceId: string;
+                            name: string;
+                            deviceType: string;
+                            deviceFamily: string;
+                            deviceGroup: string;
+                            errorCode: null;
+                            geoTimezone: string;
+                            getPosix: string;
+                            mac: string;
+                            online: boolean;
+                            registrationCode: string;
+                            activationPopCode: string;
+                            popCode: string;
+                            releaseChannelId: string;
+                            releaseChannelVersion: string;
+                            fwVersion: string;
+                            /** @description the status in the device's own (short) field names */
+                            status: {
+                                deviceId: string;
+                                activeCard: string;
+                                /**
+                                 * @description ISO 8601, UTC, with milliseconds
+                                 * @example 2026-01-31T12:00:00.000Z
+                                 */
+                                updatedAt: string;
+                            } & {
+                                [key: string]: unknown;
+                            };
+                            /** @description every setting, with its value or default (docs/api.md) */
+                            config: {
+                                [key: string]: unknown;
+                            };
+                            /** DeviceShortcuts */
+                            shortcuts: {
+                                versionId?: string;
+                                modes: {
+                                    day: {
+                                        content: {
+                                            /** @example track-play */
+                                            cmd: string;
+                                            params: {
+                                                card: string;
+                                                chapter: string;
+                                                track: string;
+                                            };
+                                        }[];
+                                    };
+                                    night: {
+                                        content: {
+                                            /** @example track-play */
+                                            cmd: string;
+                                            params: {
+                                                card: string;
+                                                chapter: string;
+                                                track: string;
+                                            };
+                                        }[];
+                                    };
+                                };
+                            };
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    putDeviceV2ByDeviceIdConfig: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the device id */
+                deviceId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    name?: string;
+                    /** DeviceConfigSettingsInput */
+                    config?: {
+                        alarms?: string[];
+                        ambientColour?: string;
+                        bluetoothEnabled?: string;
+                        btHeadphonesEnabled?: boolean;
+                        clockFace?: string;
+                        dayDisplayBrightness?: string;
+                        dayTime?: string;
+                        dayYotoDaily?: string;
+                        dayYotoRadio?: string;
+                        daySoundsOff?: string;
+                        displayDimBrightness?: string;
+                        displayDimTimeout?: string;
+                        headphonesVolumeLimited?: boolean;
+                        hourFormat?: "12" | "24";
+                        logLevel?: string;
+                        locale?: string;
+                        maxVolumeLimit?: string;
+                        nightAmbientColour?: string;
+                        nightDisplayBrightness?: string;
+                        nightMaxVolumeLimit?: string;
+                        nightTime?: string;
+                        nightYotoDaily?: string;
+                        nightYotoRadio?: string;
+                        nightSoundsOff?: string;
+                        pausePowerButton?: boolean;
+                        pauseVolumeDown?: boolean;
+                        repeatAll?: boolean;
+                        showDiagnostics?: boolean;
+                        shutdownTimeout?: string;
+                        systemVolume?: string;
+                        timezone?: string;
+                        volumeLevel?: string;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Done: the new state. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "ok";
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    patchDeviceV2ByDeviceIdConfig: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the device id */
+                deviceId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    name?: string;
+                    /** DeviceConfigSettingsInput */
+                    config?: {
+                        alarms?: string[];
+                        ambientColour?: string;
+                        bluetoothEnabled?: string;
+                        btHeadphonesEnabled?: boolean;
+                        clockFace?: string;
+                        dayDisplayBrightness?: string;
+                        dayTime?: string;
+                        dayYotoDaily?: string;
+                        dayYotoRadio?: string;
+                        daySoundsOff?: string;
+                        displayDimBrightness?: string;
+                        displayDimTimeout?: string;
+                        headphonesVolumeLimited?: boolean;
+                        hourFormat?: "12" | "24";
+                        logLevel?: string;
+                        locale?: string;
+                        maxVolumeLimit?: string;
+                        nightAmbientColour?: string;
+                        nightDisplayBrightness?: string;
+                        nightMaxVolumeLimit?: string;
+                        nightTime?: string;
+                        nightYotoDaily?: string;
+                        nightYotoRadio?: string;
+                        nightSoundsOff?: string;
+                        pausePowerButton?: boolean;
+                        pauseVolumeDown?: boolean;
+                        repeatAll?: boolean;
+                        showDiagnostics?: boolean;
+                        shutdownTimeout?: string;
+                        systemVolume?: string;
+                        timezone?: string;
+                        volumeLevel?: string;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Done: the new state. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "ok";
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    putDeviceV2ByDeviceIdShortcuts: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the device id */
+                deviceId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** DeviceShortcuts */
+                    shortcuts: {
+                        versionId?: string;
+                        modes: {
+                            day: {
+                                content: {
+                                    /** @example track-play */
+                                    cmd: string;
+                                    params: {
+                                        card: string;
+                                        chapter: string;
+                                        track: string;
+                                    };
+                                }[];
+                            };
+                            night: {
+                                content: {
+                                    /** @example track-play */
+                                    cmd: string;
+                                    params: {
+                                        card: string;
+                                        chapter: string;
+                                        track: string;
+                                    };
+                                }[];
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Done: the new state. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "ok";
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    postDeviceV2ByDeviceIdCommand: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the device id */
+                deviceId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    command: "card-play" | "play" | "pause" | "resume" | "stop" | "next" | "previous" | "volume" | "volumeUp" | "volumeDown";
+                    cardId?: string;
+                    chapterKey?: string;
+                    trackKey?: string;
+                    secondsIn?: number;
+                    volume?: number;
+                };
+            };
+        };
+        responses: {
+            /** @description Done: the new state. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "ok";
+                        commandId: string;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["IdempotencyKeyInUse"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    getUserFamilyEvents: {
+        parameters: {
+            query?: {
+                /** @description The id of the last event received, as `Last-Event-ID` (for clients that cannot send that header); the header wins. */
+                lastEventId?: string;
+            };
+            header?: {
+                /** @description The id of the last event received */
+                "last-event-id"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Server-Sent Events, one per change the caller may see: `id: <n>`, `event: <kind>` and `data: {"kind", "ids", "read", "tag", ...}` (docs/api.md, "Live events"). Comment lines (`:`) are heartbeats. A `reset` event means the events since `Last-Event-ID` are no longer kept: refetch everything. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": string;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["RateLimited"];
             503: components["responses"]["Unavailable"];
         };
     };
@@ -2908,6 +3705,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             503: components["responses"]["Unavailable"];
         };
     };
@@ -2957,6 +3755,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             409: components["responses"]["IdempotencyKeyInUse"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["IdempotencyKeyReused"];
@@ -3002,6 +3801,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             503: components["responses"]["Unavailable"];
         };
@@ -3055,6 +3855,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             412: components["responses"]["PreconditionFailed"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -3087,6 +3888,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -3132,6 +3934,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             503: components["responses"]["Unavailable"];
         };
