@@ -225,6 +225,16 @@ describe(`devices on ${testDialect()}`, () => {
       expect(listed.body.devices[0].name).toBe('Big kitchen');
     });
 
+    it('takes back the config it answered, changed, with the deviceId in the body (as yoto_api writes it)', async () => {
+      const { token } = await member();
+      const kitchen = await register(token);
+      const read = expectStatus(await t.call('GET', `/device-v2/${kitchen.deviceId}/config`, { token }), 200).body.device;
+      const body = { deviceId: kitchen.deviceId, config: { ...read.config, hourFormat: '12', daySoundsOff: '1' } };
+      expectStatus(await t.call('PUT', `/device-v2/${kitchen.deviceId}/config`, { token, body }), 200);
+      const after = expectStatus(await t.call('GET', `/device-v2/${kitchen.deviceId}/config`, { token }), 200).body.device;
+      expect(after.config).toEqual({ ...read.config, hourFormat: '12', daySoundsOff: '1' });
+    });
+
     it.each([
       ['a volume limit over 16', { config: { maxVolumeLimit: '17' } }],
       ['a number where the service has a string', { config: { maxVolumeLimit: 12 } }],
@@ -233,6 +243,7 @@ describe(`devices on ${testDialect()}`, () => {
       ['an unknown setting', { config: { volumeMax: '3' } }],
       ['an unknown top-level field', { volume: 3 }],
       ['an empty name', { name: '' }],
+      ['the id of another device in the body', { deviceId: 'not-this-one', name: 'X' }],
     ])('refuses %s with 400, and stores nothing', async (_what, body) => {
       const { token } = await member();
       const kitchen = await register(token);

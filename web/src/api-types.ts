@@ -3035,6 +3035,8 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
+                    /** @description the device's id, as in the path (optional) */
+                    deviceId?: string;
                     name?: string;
                     /** DeviceConfigSettingsInput */
                     config?: {
@@ -3109,6 +3111,8 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
+                    /** @description the device's id, as in the path (optional) */
+                    deviceId?: string;
                     name?: string;
                     /** DeviceConfigSettingsInput */
                     config?: {

@@ -146,9 +146,14 @@ export type ConfigSettingsInput = Static<typeof ConfigSettingsInput>;
 /** Every setting, each with its value or default. */
 export type ConfigSettings = Required<ConfigSettingsInput>;
 
-/** `PUT` and `PATCH /device-v2/{id}/config`: the settings sent change; the others keep their values. */
+/**
+ * `PUT` and `PATCH /device-v2/{id}/config`: the settings sent change; the others keep their values.
+ * The public clients send the device's id in the body too (yoto_api: `{"deviceId", "config"}`, the
+ * config it read, changed); it must then name the device of the path.
+ */
 export const ConfigUpdate = Type.Object(
   {
+    deviceId: Type.Optional(Type.String({ maxLength: 128, description: "the device's id, as in the path (optional)" })),
     name: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
     config: Type.Optional(ConfigSettingsInput),
   },

@@ -87,6 +87,9 @@ export function createDeviceService(store: Store, deps: DeviceServiceDeps): Devi
     },
 
     async updateConfig(userId, deviceId, update) {
+      if (update.deviceId !== undefined && update.deviceId !== deviceId) {
+        throw badRequest(`the body names device '${update.deviceId}', the path '${deviceId}'`);
+      }
       const row = await familyDevice(userId, deviceId);
       // A read-modify-write of one small document; the last of two racing writes wins whole.
       await repo.updateDevice(db, row.device_id, {
