@@ -7,7 +7,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { gzipSync } from 'node:zlib';
 import { AxeBuilder } from '@axe-core/playwright';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { chromium, type Browser, type BrowserContext, type Page, type Request } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WEB_APP_DIR } from '../src/http/web-app.js';
 import { createDeployment, type Deployment } from './support/deployment.js';
@@ -66,6 +66,29 @@ function watch(page: Page, problems: string[]): Page {
     problems.push(`console: ${msg.text()} ${url}`);
   });
   return page;
+}
+
+/**
+ * The page's requests still under way, but for the family's event stream, which stays open as long
+ * as the app does (so Playwright's `networkidle` never comes).
+ */
+function openRequests(page: Page): () => number {
+  const open = new Set<Request>();
+  page.on('request', (r) => {
+    if (new URL(r.url()).pathname !== '/user/family/events') open.add(r);
+  });
+  page.on('requestfinished', (r) => open.delete(r));
+  page.on('requestfailed', (r) => open.delete(r));
+  return () => open.size;
+}
+
+/** As `networkidle`: no request of `openRequests` under way for half a second. */
+async function settled(pending: () => number): Promise<void> {
+  let quietSince = Date.now();
+  while (Date.now() - quietSince < 500) {
+    if (pending() > 0) quietSince = Date.now();
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
 }
 
 async function axe(page: Page, name: string): Promise<void> {
@@ -339,14 +362,37 @@ describe.skipIf(!haveBrowser)(`the web app in Chromium on ${testDialect()}`, { t
     await second.close();
   });
 
+  it("live: a group made and renamed by one member shows on the other member's library page without a reload", async () => {
+    const second = await browser.newContext();
+    const other = watch(await second.newPage(), problems);
+    await signIn(other, { email: 'second.parent@example.com', password: 'a long enough password' }, '/app/library');
+    // Loaded (the group made earlier is there) and following the family's events.
+    await other.getByRole('tab', { name: 'Sleepy time' }).waitFor();
+    await other.locator('html[data-live="open"]').waitFor({ state: 'attached' });
+    // A mark on the page's window: a reload would lose it.
+    await other.evaluate('window.notReloaded = true');
+
+    await page.getByRole('link', { name: 'Family library' }).click();
+    await page.getByLabel('New group name').fill('Road trip');
+    await page.getByRole('button', { name: 'Create group' }).click();
+    await other.getByRole('tab', { name: 'Road trip' }).waitFor({ timeout: 5_000 });
+    await page.getByRole('tab', { name: 'Road trip' }).click();
+    await page.getByLabel('New name').fill('Long road trip');
+    await page.getByRole('button', { name: 'Rename' }).click();
+    await other.getByRole('tab', { name: 'Long road trip' }).waitFor({ timeout: 5_000 });
+    expect(await other.evaluate<boolean>('window.notReloaded === true')).toBe(true);
+    await second.close();
+  });
+
   it('at 375 px wide every page fits (no sideways scrolling); the main flow works by keyboard alone', async () => {
     const narrow = await browser.newContext({ viewport: { width: 375, height: 740 } });
     const small = watch(await narrow.newPage(), problems);
+    const pending = openRequests(small);
     await signIn(small, demo);
     for (const [to, name] of [['/app/', 'cards'], [`/app/cards/${encodeURIComponent(cardId)}`, 'editor'], [`/app/play/${encodeURIComponent(cardId)}`, 'player'], ['/app/library', 'library'], ['/app/wishlists', 'wishlists'], ['/app/family', 'family']] as const) {
       await small.goto(`${server.url}${to}`);
       await small.locator('main h1').waitFor();
-      await small.waitForLoadState('networkidle');
+      await settled(pending);
       const wider = await small.evaluate<string[]>(
         "[...document.querySelectorAll('main *')].filter((e) => e.getBoundingClientRect().right > 375).map((e) => e.tagName + '#' + e.id + '.' + e.className)",
       );

@@ -1,6 +1,7 @@
 import { render } from 'preact';
 import { App } from './app.js';
 import { finishSignIn } from './auth.js';
+import { followLiveEvents } from './events.js';
 import { BASE, navigate, path } from './router.js';
 import { messages } from './messages.js';
 
@@ -17,6 +18,7 @@ async function start(): Promise<void> {
     }
   }
   render(<App />, root);
+  followLiveEvents();
 }
 
 void start();

@@ -1,6 +1,7 @@
 import { useSignal } from '@preact/signals';
 import { useEffect } from 'preact/hooks';
 import { api, coverOf, errorMessage, type CardSummary as Card } from '../api.js';
+import { useLiveEvents } from '../events.js';
 import { formatDuration } from '../format.js';
 import { messages } from '../messages.js';
 import { navigate } from '../router.js';
@@ -34,12 +35,14 @@ export function CardsPage() {
   const error = useSignal<string | undefined>(undefined);
   const undoable = useSignal<Card | undefined>(undefined);
 
-  useEffect(() => {
-    void api.GET('/content/mine').then(({ data, error: e, response }) => {
+  const load = () =>
+    api.GET('/content/mine').then(({ data, error: e, response }) => {
       if (data) cards.value = data.cards.filter((c) => !pending.has(c.cardId ?? ''));
       else error.value = errorMessage(e, response);
     });
-  }, []);
+  useEffect(() => void load(), []);
+  // My cards changed elsewhere (another tab or device); card events of other members are cheap to refetch for.
+  useLiveEvents(['card.'], load);
 
   const remove = (card: Card) => {
     const cardId = card.cardId;

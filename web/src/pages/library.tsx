@@ -1,6 +1,7 @@
 import { useSignal } from '@preact/signals';
 import { useEffect } from 'preact/hooks';
 import { api, coverOf, errorMessage, type CardSummary, type Group } from '../api.js';
+import { useLiveEvents } from '../events.js';
 import { messages } from '../messages.js';
 import { ErrorText, Page, Status } from '../ui.js';
 
@@ -32,6 +33,8 @@ export function LibraryPage() {
     groups.value = listed.data ?? [];
   };
   useEffect(() => void load(), []);
+  // Other members' changes: cards added, groups, and their cards' titles and covers.
+  useLiveEvents(['library.added', 'group.', 'card.'], load);
 
   const act = async (work: Promise<{ error?: unknown; response: Response }>, done: string) => {
     const { error: e, response } = await work;
