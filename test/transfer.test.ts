@@ -205,11 +205,20 @@ function readsOf(w: World, signed: string[]): Record<string, string[]> {
     '/media/family/images': ['/media/family/images'],
     '/media/family/images/{imageId}': w.familyImages.map((id) => `/media/family/images/${id}`),
     '/admin/export': ['/admin/export', `/admin/export?familyId=${w.familyId}`],
+    // The world has no players: archives do not carry a player's name, settings or credential yet
+    // (issue 22's note), so only the empty list is compared.
+    '/device-v2/devices/mine': ['/device-v2/devices/mine'],
+    '/device-v2/{deviceId}/config': [],
+    '/device-v2/{deviceId}/status': [],
   };
 }
 
-/** GET routes that are not reads: asking for an upload URL records an upload. */
-const NOT_READS = new Set(['/media/transcode/audio/uploadUrl']);
+/**
+ * GET routes that are not reads: asking for an upload URL records an upload; the live events are
+ * a stream, and their log is not carried by archives (a stream resumed on the new instance gets
+ * `reset`, and the client reads everything again).
+ */
+const NOT_READS = new Set(['/media/transcode/audio/uploadUrl', '/user/family/events']);
 
 beforeAll(async () => {
   keyDir = await mkdtemp(path.join(tmpdir(), 'cardshelf-key-'));
