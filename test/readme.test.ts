@@ -49,7 +49,8 @@ function bash(script: string, env: Record<string, string>): Promise<{ code: numb
   });
 }
 
-describe(`README "Try it" on ${testDialect()}`, () => {
+// It starts processes (seed, serve) and runs the whole block: minutes on a busy machine, never a hang.
+describe(`README "Try it" on ${testDialect()}`, { timeout: 120_000 }, () => {
   let deployment: Deployment;
   let server: ServerProcess;
   beforeAll(async () => {
