@@ -598,6 +598,9 @@ function ChapterRow({ chapter, index, count, icons, selected, onSelect, onChange
                 onMoveTrack(from, { chapter: index, track: j });
               }}
             >
+              <span class="number" aria-hidden="true">
+                {j + 1}
+              </span>
               <label for={`track-${track.uid}`} class="visually-hidden">
                 {t.trackTitle(j + 1, n)}
               </label>
