@@ -477,6 +477,16 @@ describe.skipIf(!haveBrowser)(`the web app in Chromium on ${testDialect()}`, { t
     await axe(page, 'editor-selection');
   });
 
+  it("My cards shows the audio its cards hold: the sum of the cards' own sizes", async () => {
+    await page.getByRole('link', { name: 'My cards', exact: true }).click();
+    const meter = page.locator('.storage data');
+    await meter.waitFor();
+    const mine = (await apiGet(page, '/content/mine')).cards as { metadata?: { media?: { fileSize?: number } } }[];
+    const bytes = mine.reduce((n, c) => n + (c.metadata?.media?.fileSize ?? 0), 0);
+    expect(bytes).toBeGreaterThan(0);
+    expect(Number(await meter.getAttribute('value'))).toBe(bytes);
+  });
+
   it('no console errors and no Content-Security-Policy violations on any page', () => {
     expect(problems).toEqual([]);
   });

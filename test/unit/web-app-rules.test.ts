@@ -3,6 +3,7 @@ import { webAppPolicy } from '../../src/http/security-headers.js';
 import { builtInOrUnregistered, WEB_APP_CLIENT_ID } from '../../src/oauth/shims.js';
 import { formatDuration, formatSize, naturalOrder } from '../../web/src/format.js';
 import { numberedTitles } from '../../web/src/numbering.js';
+import { cardsBytes } from '../../web/src/storage.js';
 import { moveBy, moveSelected, moveTo, moveTrack, trackStep } from '../../web/src/reorder.js';
 
 describe("the web app's rules, one at a time", () => {
@@ -58,6 +59,12 @@ describe("the web app's rules, one at a time", () => {
     expect(numberedTitles('  ', 7, 1)).toEqual(['7']);
     expect(numberedTitles('Part {n}', Number(''), 1)).toEqual(['Part 0']);
     expect(numberedTitles('Part {n}', Number('x'), 1)).toEqual(['Part 1']);
+  });
+
+  it("the storage figure is the sum of the cards' stated sizes; a card without one counts nothing", () => {
+    expect(cardsBytes([{ metadata: { media: { fileSize: 1000 } } }, {}, { metadata: { media: { fileSize: 234 } } }, { metadata: {} }])).toBe(1234);
+    expect(cardsBytes([])).toBe(0);
+    expect(cardsBytes([{ metadata: { media: { fileSize: -5 } } }])).toBe(0);
   });
 
   it('durations and sizes go through Intl', () => {

@@ -39,6 +39,7 @@ export const messages = {
     undo: 'Undo',
     cover: (title: string) => `Cover of ${title}`,
     summary: (count: number) => (count === 1 ? '1 card' : `${count} cards`),
+    storage: 'Audio on your cards, as each card states its size:',
   },
   editor: {
     newTitle: 'Make a card',
