@@ -2,7 +2,9 @@ import { describe, expect, it } from 'vitest';
 import { webAppPolicy } from '../../src/http/security-headers.js';
 import { builtInOrUnregistered, WEB_APP_CLIENT_ID } from '../../src/oauth/shims.js';
 import { formatDuration, formatSize, naturalOrder } from '../../web/src/format.js';
-import { moveBy, moveSelected, moveTo } from '../../web/src/reorder.js';
+import { numberedTitles } from '../../web/src/numbering.js';
+import { cardsBytes } from '../../web/src/storage.js';
+import { moveBy, moveSelected, moveTo, moveTrack, trackStep } from '../../web/src/reorder.js';
 
 describe("the web app's rules, one at a time", () => {
   it('files sort naturally by name: 2 before 10, case aside', () => {
@@ -28,6 +30,41 @@ describe("the web app's rules, one at a time", () => {
     expect(moveSelected(list, chosen('ab'), -1)).toEqual(list);
     expect(moveSelected(list, chosen('abd'), -1)).toEqual(['a', 'b', 'd', 'c', 'e']);
     expect(moveSelected(list, chosen('de'), 1)).toEqual(list);
+  });
+
+  it('a track moves in its chapter or into another; a chapter left empty goes', () => {
+    const card = [{ tracks: ['a', 'b', 'c'] }, { tracks: ['d'] }, { tracks: ['e', 'f'] }];
+    const tracks = (chapters: { tracks: string[] }[]) => chapters.map((c) => c.tracks.join(''));
+    expect(tracks(moveTrack(card, { chapter: 0, track: 0 }, { chapter: 0, track: 2 }))).toEqual(['bca', 'd', 'ef']);
+    expect(tracks(moveTrack(card, { chapter: 0, track: 1 }, { chapter: 2, track: 1 }))).toEqual(['ac', 'd', 'ebf']);
+    expect(tracks(moveTrack(card, { chapter: 2, track: 1 }, { chapter: 0, track: 99 }))).toEqual(['abcf', 'd', 'e']);
+    expect(tracks(moveTrack(card, { chapter: 1, track: 0 }, { chapter: 0, track: 0 }))).toEqual(['dabc', 'ef']);
+    expect(tracks(moveTrack(card, { chapter: 5, track: 0 }, { chapter: 0, track: 0 }))).toEqual(['abc', 'd', 'ef']);
+    expect(tracks(card)).toEqual(['abc', 'd', 'ef']);
+  });
+
+  it('a track moved one place past its chapter\'s edge goes to the neighbour chapter; the card\'s ends stop it', () => {
+    const card = [{ tracks: ['a', 'b'] }, { tracks: ['c'] }];
+    expect(trackStep(card, { chapter: 0, track: 0 }, 1)).toEqual({ chapter: 0, track: 1 });
+    expect(trackStep(card, { chapter: 0, track: 1 }, 1)).toEqual({ chapter: 1, track: 0 });
+    expect(trackStep(card, { chapter: 1, track: 0 }, -1)).toEqual({ chapter: 0, track: 2 });
+    expect(trackStep(card, { chapter: 0, track: 0 }, -1)).toBeUndefined();
+    expect(trackStep(card, { chapter: 1, track: 0 }, 1)).toBeUndefined();
+  });
+
+  it('bulk rename numbers a pattern from a start: every {n} takes the number; without one it goes at the end', () => {
+    expect(numberedTitles('Part {n}', 3, 3)).toEqual(['Part 3', 'Part 4', 'Part 5']);
+    expect(numberedTitles('{n}. Story {n}', 1, 2)).toEqual(['1. Story 1', '2. Story 2']);
+    expect(numberedTitles('Side', 1, 2)).toEqual(['Side 1', 'Side 2']);
+    expect(numberedTitles('  ', 7, 1)).toEqual(['7']);
+    expect(numberedTitles('Part {n}', Number(''), 1)).toEqual(['Part 0']);
+    expect(numberedTitles('Part {n}', Number('x'), 1)).toEqual(['Part 1']);
+  });
+
+  it("the storage figure is the sum of the cards' stated sizes; a card without one counts nothing", () => {
+    expect(cardsBytes([{ metadata: { media: { fileSize: 1000 } } }, {}, { metadata: { media: { fileSize: 234 } } }, { metadata: {} }])).toBe(1234);
+    expect(cardsBytes([])).toBe(0);
+    expect(cardsBytes([{ metadata: { media: { fileSize: -5 } } }])).toBe(0);
   });
 
   it('durations and sizes go through Intl', () => {

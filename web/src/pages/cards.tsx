@@ -2,9 +2,10 @@ import { useSignal } from '@preact/signals';
 import { useEffect } from 'preact/hooks';
 import { api, coverOf, errorMessage, type CardSummary as Card } from '../api.js';
 import { useLiveEvents } from '../events.js';
-import { formatDuration } from '../format.js';
+import { formatDuration, formatSize } from '../format.js';
 import { messages } from '../messages.js';
 import { navigate } from '../router.js';
+import { cardsBytes } from '../storage.js';
 import { ErrorText, Link, Page, Status } from '../ui.js';
 
 const t = messages.cards;
@@ -93,6 +94,11 @@ export function CardsPage() {
           messages.common.loading
         )}
       </Status>
+      {cards.value && cards.value.length > 0 && (
+        <p class="storage">
+          {t.storage} <data value={String(cardsBytes(cards.value))}>{formatSize(cardsBytes(cards.value))}</data>
+        </p>
+      )}
       {cards.value && shown.length === 0 && <p>{cards.value.length ? t.noMatch : t.none}</p>}
       <ul class="cards">
         {shown.map((card) => (

@@ -6,7 +6,8 @@ import { messages } from '../messages.js';
 import { navigate } from '../router.js';
 import { ErrorText, Link, Page, Status } from '../ui.js';
 import { newUpload, start, type Transcoded, type Upload } from '../uploads.js';
-import { moveBy, moveSelected, moveTo, type Listed } from '../reorder.js';
+import { numberedTitles } from '../numbering.js';
+import { moveBy, moveSelected, moveTo, moveTrack, trackStep, type Listed, type TrackAt } from '../reorder.js';
 
 const t = messages.editor;
 const CATEGORIES = ['', 'stories', 'music', 'radio', 'podcast', 'sfx', 'activities', 'alarms'] as const;
@@ -63,10 +64,23 @@ const trackFor = (file: File, done: Transcoded): EditTrack => {
   };
 };
 
-/** Every file of a drop, folders walked (webkitGetAsEntry), audio or not: the server says what is not audio. */
+/** What a drag carries when a chapter or a track is dragged (not files). */
+const CHAPTER_DRAG = 'text/x-cardshelf-chapter';
+const TRACK_DRAG = 'text/x-cardshelf-track';
+
+/**
+ * Every file of a drop, folders walked (webkitGetAsEntry), audio or not: the server says what is not
+ * audio. An item with no entry (a drop some other page or program made) gives its file as it is.
+ */
 async function droppedFiles(items: DataTransferItemList): Promise<File[]> {
-  const entries = [...items].map((item) => item.webkitGetAsEntry()).filter((e): e is FileSystemEntry => e !== null);
   const files: File[] = [];
+  const entries: FileSystemEntry[] = [];
+  for (const item of [...items].filter((i) => i.kind === 'file')) {
+    const entry = item.webkitGetAsEntry();
+    const file = entry ? undefined : item.getAsFile();
+    if (entry) entries.push(entry);
+    else if (file) files.push(file);
+  }
   const walk = async (entry: FileSystemEntry): Promise<void> => {
     if (entry.isFile) files.push(await new Promise<File>((resolve, reject) => (entry as FileSystemFileEntry).file(resolve, reject)));
     else if (entry.isDirectory) {
@@ -92,6 +106,8 @@ export function EditorPage({ cardId }: { cardId: string | undefined }) {
   const cover = useSignal<string | undefined>(undefined);
   const chapters = useSignal<EditChapter[]>([]);
   const selected = useSignal<Set<string>>(new Set());
+  const renamePattern = useSignal<string>(t.renamePatternDefault);
+  const renameStart = useSignal('1');
   const layout = useSignal<'perFile' | 'oneChapter'>('perFile');
   const uploads = useSignal<Upload[]>([]);
   /** The chapter each upload's batch fills (one chapter of many tracks), by upload id. */
@@ -231,6 +247,10 @@ export function EditorPage({ cardId }: { cardId: string | undefined }) {
     let n = 0;
     setChapters(chapters.value.flatMap((c) => (chosen.has(c.uid) ? (change(c, ++n) ?? []) : [c])));
   };
+  const renameSelected = () => {
+    const titles = numberedTitles(renamePattern.value, Number(renameStart.value), chosen.size);
+    bulk((c, n) => ({ ...c, title: titles[n - 1]! }));
+  };
 
   if (!card.value) return <Page title={messages.common.loading}><ErrorText message={error.value} /></Page>;
   return (
@@ -270,7 +290,7 @@ export function EditorPage({ cardId }: { cardId: string | undefined }) {
           class="drop"
           onDragOver={(e) => e.preventDefault()}
           onDrop={(e) => {
-            if (!e.dataTransfer?.items.length || e.dataTransfer.types.includes('text/x-cardshelf-chapter')) return;
+            if (!e.dataTransfer?.items.length || e.dataTransfer.types.includes(CHAPTER_DRAG) || e.dataTransfer.types.includes(TRACK_DRAG)) return;
             e.preventDefault();
             void droppedFiles(e.dataTransfer.items).then(addFiles);
           }}
@@ -322,9 +342,25 @@ export function EditorPage({ cardId }: { cardId: string | undefined }) {
               <button type="button" onClick={() => bulk(() => undefined)}>
                 {messages.common.delete} ({chosen.size})
               </button>
-              <button type="button" onClick={() => bulk((c, n) => ({ ...c, title: t.numbered(n) }))}>
-                {messages.common.rename} 1…{chosen.size}
-              </button>
+              <span class="rename">
+                <label for="rename-pattern">{t.renamePattern}</label>
+                <input
+                  id="rename-pattern"
+                  value={renamePattern.value}
+                  onInput={(e) => (renamePattern.value = e.currentTarget.value)}
+                  onKeyDown={(e) => {
+                    // Enter renames here; it would otherwise save the card.
+                    if (e.key !== 'Enter') return;
+                    e.preventDefault();
+                    renameSelected();
+                  }}
+                />
+                <label for="rename-start">{t.renameStart}</label>
+                <input id="rename-start" type="number" min={0} step={1} size={4} value={renameStart.value} onInput={(e) => (renameStart.value = e.currentTarget.value)} />
+                <button type="button" onClick={renameSelected}>
+                  {t.renameSelected(chosen.size)}
+                </button>
+              </span>
               <button type="button" onClick={() => setChapters(moveSelected(chapters.value, (c) => chosen.has(c.uid), -1))}>
                 {t.moveSelectedUp}
               </button>
@@ -347,6 +383,8 @@ export function EditorPage({ cardId }: { cardId: string | undefined }) {
                 onSelect={() => toggle(chapter.uid)}
                 onChange={(change) => updateChapter(i, change)}
                 onMove={(by) => setChapters(moveBy(chapters.value, i, by))}
+                onMoveTrack={(from, to) => setChapters(moveTrack(chapters.value, from, to))}
+                trackStep={(track, by) => trackStep(chapters.value, { chapter: i, track }, by)}
                 onDropOn={(from) => setChapters(moveTo(chapters.value, from, i))}
                 onRemove={() => setChapters(chapters.value.filter((_, j) => j !== i))}
                 onSplit={() =>
@@ -440,13 +478,17 @@ interface RowProps {
   onSelect: () => void;
   onChange: (change: Partial<EditChapter>) => void;
   onMove: (by: number) => void;
+  /** A track moved, in this chapter or between chapters. */
+  onMoveTrack: (from: TrackAt, to: TrackAt) => void;
+  /** Where this chapter's track `track` goes one place up or down (across chapters at the edges). */
+  trackStep: (track: number, by: -1 | 1) => TrackAt | undefined;
   onDropOn: (from: number) => void;
   onRemove: () => void;
   onSplit: () => void;
   onMerge: () => void;
 }
 
-function ChapterRow({ chapter, index, count, icons, selected, onSelect, onChange, onMove, onDropOn, onRemove, onSplit, onMerge }: RowProps) {
+function ChapterRow({ chapter, index, count, icons, selected, onSelect, onChange, onMove, onMoveTrack, trackStep: stepOf, onDropOn, onRemove, onSplit, onMerge }: RowProps) {
   const n = index + 1;
   const name = chapter.title || `${n}`;
   const handle = useRef<HTMLButtonElement>(null);
@@ -469,15 +511,18 @@ function ChapterRow({ chapter, index, count, icons, selected, onSelect, onChange
       draggable
       data-testid={`chapter-${n}`}
       onDragStart={(e) => {
-        e.dataTransfer?.setData('text/x-cardshelf-chapter', String(index));
+        e.dataTransfer?.setData(CHAPTER_DRAG, String(index));
       }}
       onDragOver={(e) => e.preventDefault()}
       onDrop={(e) => {
-        const from = e.dataTransfer?.getData('text/x-cardshelf-chapter');
-        if (!from) return;
+        const from = e.dataTransfer?.getData(CHAPTER_DRAG);
+        // A track dropped on the chapter (not on one of its tracks) goes to its end.
+        const track = trackFrom(e.dataTransfer?.getData(TRACK_DRAG));
+        if (!from && !track) return;
         e.preventDefault();
         e.stopPropagation();
-        onDropOn(Number(from));
+        if (track) onMoveTrack(track, { chapter: index, track: chapter.tracks.length });
+        else onDropOn(Number(from));
       }}
     >
       <div class="row">
@@ -533,19 +578,48 @@ function ChapterRow({ chapter, index, count, icons, selected, onSelect, onChange
       {chapter.tracks.length > 1 && (
         <ol class="tracks">
           {chapter.tracks.map((track, j) => (
-            <li key={track.uid}>
+            // As chapters: dragged by the mouse, moved by the buttons and Alt+Arrow keys.
+            // eslint-disable-next-line jsx-a11y/no-noninteractive-element-interactions
+            <li
+              key={track.uid}
+              draggable
+              data-testid={`track-${n}-${j + 1}`}
+              onDragStart={(e) => {
+                // Not the chapter's drag too (the row is inside the chapter's).
+                e.stopPropagation();
+                e.dataTransfer?.setData(TRACK_DRAG, `${index}:${j}`);
+              }}
+              onDragOver={(e) => e.preventDefault()}
+              onDrop={(e) => {
+                const from = trackFrom(e.dataTransfer?.getData(TRACK_DRAG));
+                if (!from) return;
+                e.preventDefault();
+                e.stopPropagation();
+                onMoveTrack(from, { chapter: index, track: j });
+              }}
+            >
+              <span class="number" aria-hidden="true">
+                {j + 1}
+              </span>
               <label for={`track-${track.uid}`} class="visually-hidden">
-                {t.trackTitle(j + 1)}
+                {t.trackTitle(j + 1, n)}
               </label>
-              <input
+              <TrackTitle
                 id={`track-${track.uid}`}
+                uid={track.uid}
                 value={track.title}
-                onInput={(e) => onChange({ tracks: chapter.tracks.map((tr, k) => (k === j ? { ...tr, title: e.currentTarget.value } : tr)) })}
+                onInput={(title) => onChange({ tracks: chapter.tracks.map((tr, k) => (k === j ? { ...tr, title } : tr)) })}
+                onMove={(by) => {
+                  const to = stepOf(j, by);
+                  if (!to) return;
+                  moved.uid = track.uid;
+                  onMoveTrack({ chapter: index, track: j }, to);
+                }}
               />
               <span class="meta">{formatDuration(track.stored.duration ?? 0)}</span>
               <IconSelect
                 id={`icon-${track.uid}`}
-                label={t.icon(track.title || t.trackTitle(j + 1))}
+                label={t.icon(track.title || t.trackTitle(j + 1, n))}
                 icons={icons}
                 value={track.stored.display?.icon16x16 ?? null}
                 onChange={(icon) => onChange({ tracks: chapter.tracks.map((tr, k) => (k === j ? { ...tr, stored: { ...tr.stored, display: { ...tr.stored.display, icon16x16: icon } } } : tr)) })}
@@ -561,5 +635,36 @@ function ChapterRow({ chapter, index, count, icons, selected, onSelect, onChange
         </ol>
       )}
     </li>
+  );
+}
+
+/** A dragged track's place, as its drag carries it ("chapter:track"). */
+function trackFrom(data: string | undefined): TrackAt | undefined {
+  const [, chapter, track] = /^(\d+):(\d+)$/.exec(data ?? '') ?? [];
+  return chapter === undefined || track === undefined ? undefined : { chapter: Number(chapter), track: Number(track) };
+}
+
+/** A track's title; Alt+Arrow Up/Down moves the track, which keeps the focus in its new place. */
+function TrackTitle({ id, uid: trackUid, value, onInput, onMove }: { id: string; uid: string; value: string; onInput: (title: string) => void; onMove: (by: -1 | 1) => void }) {
+  const input = useRef<HTMLInputElement>(null);
+  useEffect(() => {
+    if (moved.uid === trackUid) {
+      input.current?.focus();
+      moved.uid = undefined;
+    }
+  });
+  return (
+    <input
+      id={id}
+      ref={input}
+      value={value}
+      onInput={(e) => onInput(e.currentTarget.value)}
+      onKeyDown={(e) => {
+        if (e.altKey && (e.key === 'ArrowUp' || e.key === 'ArrowDown')) {
+          e.preventDefault();
+          onMove(e.key === 'ArrowUp' ? -1 : 1);
+        }
+      }}
+    />
   );
 }
