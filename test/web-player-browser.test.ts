@@ -68,10 +68,11 @@ describe.skipIf(!haveBrowser)(`the browser player in Chromium on ${testDialect()
   const audio = (p: Page): Promise<{ time: number; paused: boolean; src: string }> =>
     p.evaluate("(() => { const a = document.querySelector('audio'); return { time: a.currentTime, paused: a.paused, src: a.currentSrc }; })()");
   const parentToken = (): Promise<string> => parent.evaluate<string>("JSON.parse(sessionStorage.getItem('cardshelf:tokens')).accessToken");
-  const status = async (): Promise<any> => {
+  /** GET /device-v2/{id}/status as the parent: what the family sees of the player. */
+  const status = async (): Promise<{ isOnline: boolean; chapterKey: string | null; reportedAt: string; playbackStatus: string }> => {
     const answer = await fetch(`${server.url}/device-v2/${deviceId}/status`, { headers: { authorization: `Bearer ${await parentToken()}` } });
     expect(answer.status).toBe(200);
-    return answer.json();
+    return (await answer.json()) as { isOnline: boolean; chapterKey: string | null; reportedAt: string; playbackStatus: string };
   };
 
   async function signIn(p: Page, at = '/app/'): Promise<void> {
@@ -160,7 +161,7 @@ describe.skipIf(!haveBrowser)(`the browser player in Chromium on ${testDialect()
     await expect.poll(async () => (await audio(player)).paused, { timeout: 3_000 }).toBe(true);
     await parent.getByText('Kitchen: online, paused: “Our day”').waitFor({ timeout: 10_000 });
     const first = (await audio(player)).src;
-    const firstChapter = (await status()).chapterKey as string;
+    const firstChapter = (await status()).chapterKey;
     expect(firstChapter).toBeTruthy();
     await parent.getByRole('button', { name: 'Resume Kitchen' }).click();
     await expect.poll(async () => (await audio(player)).paused, { timeout: 3_000 }).toBe(false);
@@ -172,11 +173,11 @@ describe.skipIf(!haveBrowser)(`the browser player in Chromium on ${testDialect()
   });
 
   it("after the player's network is cut and restored, it reports again", async () => {
-    const before = (await status()).reportedAt as string;
+    const before = (await status()).reportedAt;
     await player.context().setOffline(true);
     await new Promise((resolve) => setTimeout(resolve, 2_000));
     await player.context().setOffline(false);
-    await expect.poll(async () => Date.parse((await status()).reportedAt as string), { timeout: 15_000 }).toBeGreaterThan(Date.parse(before) + 2_000);
+    await expect.poll(async () => Date.parse((await status()).reportedAt), { timeout: 15_000 }).toBeGreaterThan(Date.parse(before) + 2_000);
     expect((await status()).playbackStatus).toBe('playing');
   });
 
