@@ -172,13 +172,16 @@ describe.skipIf(!haveBrowser)(`the browser player in Chromium on ${testDialect()
     await expect.poll(async () => (await status()).chapterKey, { timeout: 10_000 }).not.toBe(firstChapter);
   });
 
-  it("after the player's network is cut and restored, it reports again", async () => {
+  it("after the player's network is cut and restored, it reports again and obeys", async () => {
     const before = (await status()).reportedAt;
     await player.context().setOffline(true);
     await new Promise((resolve) => setTimeout(resolve, 2_000));
     await player.context().setOffline(false);
     await expect.poll(async () => Date.parse((await status()).reportedAt), { timeout: 15_000 }).toBeGreaterThan(Date.parse(before) + 2_000);
     expect((await status()).playbackStatus).toBe('playing');
+    // And it still obeys: its stream is followed again.
+    await parent.getByRole('button', { name: 'Pause Kitchen' }).click();
+    await expect.poll(async () => (await audio(player)).paused, { timeout: 5_000 }).toBe(true);
   });
 
   it('no console errors on the pages', () => {
