@@ -145,7 +145,7 @@ describe.skipIf(!haveBrowser)(`the browser player in Chromium on ${testDialect()
     await play.click();
     await parent.getByRole('status').filter({ hasText: 'Sent to Kitchen.' }).waitFor();
     const sentAt = Date.now();
-    await expect.poll(async () => (await audio(player)).time, { timeout: 5_000, intervals: [50] }).toBeGreaterThan(0.2);
+    await expect.poll(async () => (await audio(player)).time, { timeout: 5_000, interval: 50 }).toBeGreaterThan(0.2);
     process.stderr.write(`command to audio advancing: ${Date.now() - sentAt} ms\n`);
     await player.getByRole('heading', { name: 'Our day', level: 1 }).waitFor();
     await player.getByText('1 Morning').first().waitFor();

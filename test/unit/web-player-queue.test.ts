@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { Card } from '../../web/src/api.js';
+import type { components } from '../../web/src/api-types.js';
 import { obey, queueOf, startIndex, type PlayerState } from '../../web/src/player-queue.js';
 
 /** A card as a `playable=true` read answers it: signed URLs, but for one media reference not readable. */
@@ -12,7 +12,7 @@ const card = {
       { key: 'b', title: 'Evening', tracks: [{ key: 'b1', title: 'Sleep', trackUrl: 'http://x/b1', display: { icon16x16: 'yoto:#11' } }] },
     ],
   },
-} as unknown as Card;
+} as unknown as components['schemas']['Card'];
 
 const playing: PlayerState = { index: 0, playing: true, volume: 50, stopped: false };
 

@@ -1,4 +1,6 @@
-import type { Card } from './api.js';
+import type { components } from './api-types.js';
+
+type Card = components['schemas']['Card'];
 
 /**
  * What a browser player plays and how it obeys a command (docs/api.md, "Players (devices)"):

@@ -22,8 +22,9 @@ export function BePlayerPage() {
       <DevicePlayer
         credential={credential.value}
         onForget={() => {
+          // The app chose this page for the credential (app.tsx): start it again without one.
           storeCredential(undefined);
-          credential.value = undefined;
+          location.assign('/app/family');
         }}
       />
     );
@@ -118,7 +119,8 @@ function DevicePlayer({ credential, onForget }: { credential: PlayerCredential; 
       onRevoked: () => (revoked.value = true),
       onEvent: (event) => {
         if (event.kind !== 'player.command' || event.ids?.deviceId !== credential.deviceId) return;
-        void obeyCommand(event.command as PlayerCommand);
+        const command = event.command as PlayerCommand | undefined;
+        if (typeof command?.command === 'string') void obeyCommand(command);
       },
     }).finally(() => (connected.value = false));
     const timer = setInterval(report, REPORT_EVERY_MS);
