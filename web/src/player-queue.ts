@@ -4,7 +4,8 @@ type Card = components['schemas']['Card'];
 
 /**
  * What a browser player plays and how it obeys a command (docs/api.md, "Players (devices)"):
- * pure, so test/unit covers it without a browser; pages/player-device.tsx runs it.
+ * pure, so test/unit covers it without a browser; pages/player-device.tsx runs it, and the
+ * card's own player (pages/player.tsx) plays the same queue.
  */
 
 /** One track of a card, in play order, with the keys a status report names. */
@@ -18,13 +19,14 @@ export interface QueuedTrack {
   icon: string | undefined;
 }
 
-const signed = (value: string | null | undefined): string | undefined => (value && /^https?:/.test(value) ? value : undefined);
+/** A media reference signed for reading (`playable=true`), or undefined for one kept as written. */
+export const signedUrl = (value: string | null | undefined): string | undefined => (value && /^https?:/.test(value) ? value : undefined);
 
 /** The card's playable tracks (signed URLs of a `playable=true` read) in order; media references are skipped. */
 export function queueOf(card: Card): QueuedTrack[] {
   return (card.content?.chapters ?? []).flatMap((c, i) =>
     c.tracks
-      .filter((tr) => signed(tr.trackUrl))
+      .filter((tr) => signedUrl(tr.trackUrl))
       .map((tr) => ({
         chapter: i,
         chapterKey: c.key,
@@ -32,7 +34,7 @@ export function queueOf(card: Card): QueuedTrack[] {
         chapterTitle: c.title ?? String(i + 1),
         title: tr.title ?? '',
         url: tr.trackUrl,
-        icon: signed(tr.display?.icon16x16 ?? c.display?.icon16x16),
+        icon: signedUrl(tr.display?.icon16x16 ?? c.display?.icon16x16),
       })),
   );
 }
