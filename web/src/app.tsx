@@ -10,6 +10,7 @@ import { PlayerPage } from './pages/player.js';
 import { SharedWishlistPage, WishlistsPage } from './pages/wishlists.js';
 import { Link, Page } from './ui.js';
 import { path } from './router.js';
+import { hasPlayerCredential } from './player-credential.js';
 
 const NAV = [
   ['/', messages.nav.cards],
@@ -36,6 +37,8 @@ function route(current: string) {
       return <SharedWishlistPage key={cardId} shareId={cardId} />;
     case 'family':
       return <FamilyPage />;
+    case 'be-player':
+      return <BePlayer />;
     default:
       return (
         <Page title={messages.notFound}>
@@ -47,7 +50,17 @@ function route(current: string) {
   }
 }
 
+/** The player page, loaded when first shown: most visits never need it (first-load budget, README). */
+function BePlayer() {
+  const page = useSignal<typeof import('./pages/player-device.js').BePlayerPage | undefined>(undefined);
+  useEffect(() => void import('./pages/player-device.js').then((m) => (page.value = m.BePlayerPage)), []);
+  const Loaded = page.value;
+  return Loaded ? <Loaded /> : <Page title={messages.common.loading}>{null}</Page>;
+}
+
 export function App() {
+  // A browser made a player runs as the player with its own credential, signed in or not.
+  if (path.value === '/be-player' && hasPlayerCredential()) return <BePlayer />;
   if (!tokens.value) return <SignIn />;
   const current = path.value;
   return (

@@ -3,7 +3,8 @@ import { useEffect } from 'preact/hooks';
 import { api, errorMessage, type Family } from '../api.js';
 import { formatDate } from '../format.js';
 import { messages } from '../messages.js';
-import { ErrorText, Page } from '../ui.js';
+import { ErrorText, Link, Page } from '../ui.js';
+import { FamilyPlayers } from './family-players.js';
 
 const t = messages.family;
 
@@ -33,17 +34,10 @@ export function FamilyPage() {
             ))}
           </ul>
           <h2>{t.players}</h2>
-          {f.devices.length === 0 ? (
-            <p>{t.noPlayers}</p>
-          ) : (
-            <ul>
-              {f.devices.map((d) => (
-                <li key={d.deviceId}>
-                  {d.deviceId} ({t.since(formatDate(d.addedAt))})
-                </li>
-              ))}
-            </ul>
-          )}
+          <FamilyPlayers />
+          <p>
+            <Link to="/be-player">{messages.players.bePlayer}</Link>
+          </p>
         </>
       )}
     </Page>

@@ -3,6 +3,7 @@ import { useEffect } from 'preact/hooks';
 import { api, coverOf, errorMessage, type CardSummary, type Group } from '../api.js';
 import { useLiveEvents } from '../events.js';
 import { messages } from '../messages.js';
+import { PlayOn, usePlayers } from '../player-controls.js';
 import { ErrorText, Page, Status } from '../ui.js';
 
 const t = messages.library;
@@ -24,6 +25,7 @@ export function LibraryPage() {
   const newName = useSignal('');
   const rename = useSignal('');
   const addId = useSignal('');
+  const players = usePlayers();
 
   const load = async () => {
     const { data, error: e, response } = await api.GET('/card/family/library', { params: { query: { view: 'groups' } } });
@@ -80,6 +82,7 @@ export function LibraryPage() {
               {coverOf(card) ? <img src={coverOf(card)} alt={messages.cards.cover(card.title)} width={104} height={80} /> : <div class="cover-blank" aria-hidden="true" />}
               <div class="card-body">
                 <h2>{card.title}</h2>
+                <PlayOn cardId={cardId} title={card.title} players={players} />
               </div>
             </li>
           ))}

@@ -3,34 +3,16 @@ import { useEffect, useRef } from 'preact/hooks';
 import { api, errorMessage, type Card } from '../api.js';
 import { formatDuration } from '../format.js';
 import { messages } from '../messages.js';
+import { queueOf, signedUrl } from '../player-queue.js';
 import { ErrorText, Page, Status } from '../ui.js';
 
 const t = messages.player;
-
-interface Playable {
-  chapter: number;
-  chapterTitle: string;
-  title: string;
-  url: string;
-  icon: string | undefined;
-}
 
 /** Where a card stopped, per card, in this browser: a story resumes there. */
 const positionKey = (cardId: string): string => `cardshelf:position:${cardId}`;
 interface Position {
   track: number;
   time: number;
-}
-
-const signedIcon = (value: string | null | undefined): string | undefined => (value && /^https?:/.test(value) ? value : undefined);
-
-/** The card's tracks in order, with the signed URLs of a `playable=true` read (media references stay as written otherwise). */
-function playlist(card: Card): Playable[] {
-  return (card.content?.chapters ?? []).flatMap((c, i) =>
-    c.tracks
-      .filter((tr) => /^https?:/.test(tr.trackUrl))
-      .map((tr) => ({ chapter: i, chapterTitle: c.title ?? String(i + 1), title: tr.title ?? '', url: tr.trackUrl, icon: signedIcon(tr.display?.icon16x16 ?? c.display?.icon16x16) })),
-  );
 }
 
 export function PlayerPage({ cardId }: { cardId: string }) {
@@ -55,7 +37,7 @@ export function PlayerPage({ cardId }: { cardId: string }) {
     });
   }, [cardId]);
 
-  const tracks = card.value ? playlist(card.value) : [];
+  const tracks = card.value ? queueOf(card.value) : [];
   const track = tracks[current.value];
   const go = (index: number) => {
     if (index < 0 || index >= tracks.length) return;
@@ -137,7 +119,7 @@ export function PlayerPage({ cardId }: { cardId: string }) {
       <h2>{t.chapters}</h2>
       <ol class="chapter-list">
         {chapters.map((c, i) => {
-          const icon = signedIcon(c.display?.icon16x16);
+          const icon = signedUrl(c.display?.icon16x16);
           return (
             <li key={c.key}>
               <button type="button" aria-current={track?.chapter === i ? 'true' : undefined} disabled={chapterStart(i) < 0} onClick={() => go(chapterStart(i))}>

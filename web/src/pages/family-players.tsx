@@ -1,0 +1,67 @@
+import { useSignal } from '@preact/signals';
+import { useEffect } from 'preact/hooks';
+import { api } from '../api.js';
+import { messages } from '../messages.js';
+import { sendCommand, usePlayers, type Command, type PlayerView } from '../player-controls.js';
+import { ErrorText } from '../ui.js';
+
+const t = messages.players;
+
+/** The Family page's players: live (online or not, what plays), with play/pause, next and volume. */
+export function FamilyPlayers() {
+  const players = usePlayers();
+  const titles = useSignal<Record<string, string>>({});
+  const error = useSignal<string | undefined>(undefined);
+  // The status names the card by id: its title is read once (players play the family's cards, which members may read).
+  useEffect(() => {
+    for (const { status } of players) {
+      const cardId = status?.activeCard;
+      if (!cardId || cardId === 'none' || cardId in titles.value) continue;
+      titles.value = { ...titles.value, [cardId]: cardId };
+      void api.GET('/card/{cardId}', { params: { path: { cardId } } }).then(({ data }) => {
+        if (data) titles.value = { ...titles.value, [cardId]: data.card.title };
+      });
+    }
+  }, [players]);
+  const send = async (deviceId: string, command: Command) => {
+    error.value = await sendCommand(deviceId, command);
+  };
+  if (players.length === 0) return <p>{messages.family.noPlayers}</p>;
+  return (
+    <>
+      <ErrorText message={error.value} />
+      <ul class="players">
+        {players.map(({ device, status }: PlayerView) => {
+          const online = Boolean(status?.isOnline);
+          const card = status && status.activeCard !== 'none' ? (titles.value[status.activeCard] ?? status.activeCard) : undefined;
+          const playing = status?.playbackStatus === 'playing';
+          const what = !card ? t.idle : playing ? t.playingCard(card) : t.pausedCard(card);
+          return (
+            <li key={device.deviceId} data-testid={`player-${device.name}`}>
+              <p>{t.state(device.name, online ? t.online : t.offline, what)}</p>
+              <div class="player-controls" role="group" aria-label={device.name}>
+                <button type="button" disabled={!online || !card} onClick={() => void send(device.deviceId, { command: playing ? 'pause' : 'resume' })}>
+                  {playing ? t.pause(device.name) : t.resume(device.name)}
+                </button>
+                <button type="button" disabled={!online || !card} onClick={() => void send(device.deviceId, { command: 'next' })}>
+                  {t.next(device.name)}
+                </button>
+                <label for={`volume-${device.deviceId}`}>{t.volume(device.name)}</label>
+                <input
+                  id={`volume-${device.deviceId}`}
+                  type="range"
+                  min={0}
+                  max={100}
+                  step={5}
+                  disabled={!online}
+                  value={status?.userVolumePercentage ?? 100}
+                  onChange={(e) => void send(device.deviceId, { command: 'volume', volume: Number(e.currentTarget.value) })}
+                />
+              </div>
+            </li>
+          );
+        })}
+      </ul>
+    </>
+  );
+}
