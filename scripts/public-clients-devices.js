@@ -18,8 +18,8 @@
  * scripts/public-clients/redirect-yoto-hosts.js (preloaded; yoto-js's fetch honours it too).
  * The token is the demo user's (`seed --demo` prints it). A line per suite with its figures.
  */
-import { execFileSync, spawn } from 'node:child_process';
-import { existsSync, mkdirSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
@@ -28,6 +28,7 @@ import { clearInterval, clearTimeout, setInterval, setTimeout } from 'node:timer
 import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { prepareClient } from './public-clients/prepare-client.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const PRELOAD = path.join(ROOT, 'scripts/public-clients/redirect-yoto-hosts.js');
@@ -46,19 +47,6 @@ if (!args['nodejs-client'] || !args['yoto-js']) {
 }
 const say = (line) => process.stdout.write(`${line}\n`);
 
-/** Extracts a client (a git directory's HEAD, or a plain directory) and installs its dependencies. */
-function prepareClient(source, dir, install) {
-  if (!existsSync(path.join(dir, 'package.json'))) {
-    mkdirSync(dir, { recursive: true });
-    if (existsSync(path.join(source, 'HEAD')) && existsSync(path.join(source, 'objects'))) {
-      execFileSync('sh', ['-c', 'git --git-dir="$1" archive HEAD | tar -x -C "$2"', 'sh', source, dir]);
-    } else {
-      execFileSync('cp', ['-R', `${source}/.`, dir]);
-    }
-  }
-  for (const command of install) execFileSync('npm', [...command, '--ignore-scripts', '--no-audit', '--no-fund'], { cwd: dir, stdio: 'ignore' });
-  return dir;
-}
 
 /** Runs a command to its end (or `timeoutMs`, then SIGTERM); its output is kept. */
 function run(command, argv, options, timeoutMs) {

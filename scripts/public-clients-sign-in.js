@@ -23,9 +23,9 @@
  * tsx. Exit code 0 when every flow passed; a line per step on stdout.
  */
 import { Buffer } from 'node:buffer';
-import { execFileSync, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
@@ -34,6 +34,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { chromium } from 'playwright-core';
+import { prepareClient } from './public-clients/prepare-client.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const PRELOAD = path.join(ROOT, 'scripts/public-clients/redirect-yoto-hosts.js');
@@ -65,19 +66,6 @@ function record(flow, ok, detail) {
 }
 const claims = (jwt) => JSON.parse(Buffer.from(jwt.split('.')[1], 'base64url').toString());
 
-/** Extracts a client (a git directory's HEAD, or a plain directory) and installs its dependencies. */
-function prepareClient(source, dir, install, marker = 'package.json') {
-  if (!existsSync(path.join(dir, marker))) {
-    mkdirSync(dir, { recursive: true });
-    if (existsSync(path.join(source, 'HEAD')) && existsSync(path.join(source, 'objects'))) {
-      execFileSync('sh', ['-c', 'git --git-dir="$1" archive HEAD | tar -x -C "$2"', 'sh', source, dir]);
-    } else {
-      execFileSync('cp', ['-R', `${source}/.`, dir]);
-    }
-  }
-  for (const command of install) execFileSync('npm', [...command, '--ignore-scripts', '--no-audit', '--no-fund'], { cwd: dir, stdio: 'ignore' });
-  return dir;
-}
 
 /** Runs a command to its end; its output is kept. */
 function run(command, argv, options) {

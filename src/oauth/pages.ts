@@ -42,16 +42,21 @@ function clientLine(client: ClientShown): string {
     : `<p>The app <strong>${label}</strong> asks to use your Cardshelf account.</p>`;
 }
 
-export function signInPage(opts: { action: string; csrf: string; client: ClientShown; email?: string; error?: string }): string {
-  return page(
-    'Sign in',
-    `${errorLine(opts.error)}${clientLine(opts.client)}
-<form method="post" action="${escapeHtml(opts.action)}">
+/** The email and password form of both sign-ins (an app's, and the account page's). */
+function passwordForm(opts: { action: string; csrf: string; email?: string }): string {
+  return `<form method="post" action="${escapeHtml(opts.action)}">
 <input type="hidden" name="csrf" value="${escapeHtml(opts.csrf)}">
 <label for="email">Email</label><input id="email" name="email" type="email" autocomplete="username" required value="${escapeHtml(opts.email ?? '')}">
 <label for="password">Password</label><input id="password" name="password" type="password" autocomplete="current-password" required>
 <button type="submit">Sign in</button>
-</form>`,
+</form>`;
+}
+
+export function signInPage(opts: { action: string; csrf: string; client: ClientShown; email?: string; error?: string }): string {
+  return page(
+    'Sign in',
+    `${errorLine(opts.error)}${clientLine(opts.client)}
+${passwordForm(opts)}`,
   );
 }
 
@@ -129,12 +134,7 @@ export function accountSignInPage(opts: { action: string; csrf: string; email?: 
   return page(
     'Your account',
     `${errorLine(opts.error)}<p>Sign in to see the apps signed in to your Cardshelf account.</p>
-<form method="post" action="${escapeHtml(opts.action)}">
-<input type="hidden" name="csrf" value="${escapeHtml(opts.csrf)}">
-<label for="email">Email</label><input id="email" name="email" type="email" autocomplete="username" required value="${escapeHtml(opts.email ?? '')}">
-<label for="password">Password</label><input id="password" name="password" type="password" autocomplete="current-password" required>
-<button type="submit">Sign in</button>
-</form>`,
+${passwordForm(opts)}`,
   );
 }
 
