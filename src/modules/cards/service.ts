@@ -9,6 +9,7 @@ import { newCardId } from '../../shared/ids.js';
 import { asRawJson, wrapRaw, type RawJson } from '../../shared/raw-json.js';
 import { publish } from '../events/publish.js';
 import { familyIdOfUser } from '../families/queries.js';
+import { publishCatalogueCardShown } from '../library/live-events.js';
 import type { FamilyService } from '../families/service.js';
 import { mayReadCard } from './access.js';
 import { buildCardDoc, cardRow, mergeUpdate } from './card-document.js';
@@ -212,6 +213,9 @@ export function createCardService(
         if (!existing) await repo.insertCard(trx, row);
         // Any family's library and groups may show a catalogue card.
         await bumpCounters(trx, [scopes.catalogue]);
+        // Deleted (or brought back), it leaves (or re-enters) the libraries holding it.
+        const shown = row.deleted === 0;
+        if (existing && (existing.deleted === 0) !== shown) await publishCatalogueCardShown(trx, store, tagger, cardId, shown);
         return { created: !existing, card: wrapRaw('card', row.doc), tag: cardTag(cardId, version) };
       });
     },
