@@ -264,3 +264,38 @@ describe(`passkeys on ${testDialect()}`, { timeout: 120_000 }, () => {
     expect(page.headers['content-security-policy']).not.toContain("'unsafe-inline'; script");
   });
 });
+
+describe(`passkeys behind an IP address on ${testDialect()}`, { timeout: 120_000 }, () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await startTestApp({ PUBLIC_BASE_URL: 'http://127.0.0.1:8080' });
+    const store = openStore(t.config.database);
+    try {
+      await createAccountService(store).add({ ...ANN, displayName: 'Ann' });
+    } finally {
+      await store.db.destroy();
+    }
+  });
+  afterAll(async () => t?.close());
+
+  it('are not offered (an RP id must be a domain); their endpoints answer a 400 that says why', async () => {
+    const browser = new Browser(t);
+    const query = new URLSearchParams({ client_id: 'ip-app', response_type: 'code', redirect_uri: REDIRECT, scope: 'openid', code_challenge: 'x'.repeat(43), code_challenge_method: 'S256' });
+    const page = await browser.follow(await browser.request('GET', `/authorize?${query}`));
+    expect(page.text).toContain('<h1>Sign in</h1>');
+    expect(page.text).not.toContain('passkey-form');
+    expect(page.text).not.toContain('<script');
+    const uid = /\/interaction\/([^/"]+)\/login/.exec(page.text)![1]!;
+    const options = await browser.json(`/interaction/${uid}/passkey/options`, { csrf: field(page.text, 'csrf') });
+    expect(options.status).toBe(400);
+    expect(errorOf(options)).toMatch(/domain name/);
+
+    const form = await browser.request('GET', '/account');
+    await browser.request('POST', '/account/sign-in', { csrf: field(form.text, 'csrf'), ...ANN });
+    const account = await browser.request('GET', '/account');
+    expect(account.text).toContain('Passkeys can be added when this server is reached by a domain name');
+    const refused = await browser.json('/account/passkeys/options', { csrf: field(account.text, 'csrf') });
+    expect(refused.status).toBe(400);
+    expect(errorOf(refused)).toMatch(/domain name/);
+  });
+});

@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import {
   generateAuthenticationOptions,
   generateRegistrationOptions,
@@ -11,6 +12,7 @@ import {
 } from '@simplewebauthn/server';
 import type { PasskeysTable } from '../db/database.js';
 import type { Store } from '../db/dialect.js';
+import { AppError } from '../shared/errors.js';
 import type { Account, AccountService } from './service.js';
 
 /**
@@ -32,16 +34,17 @@ const RP_NAME = 'Cardshelf';
 
 type Purpose = 'registration' | 'authentication';
 
-/** Why a passkey was refused; the message is fit for the person holding it. */
-export class PasskeyRefused extends Error {
-  constructor(
-    message: string,
-    /** `unknown`: no account has this passkey (a 401); otherwise the answer was bad (a 400). */
-    readonly reason: 'bad' | 'unknown' = 'bad',
-  ) {
-    super(message);
+/**
+ * Why a passkey was refused, in the interface's error shape: 401 when no account has this
+ * passkey (`unknown`), 400 when the answer was bad. The message is fit for the person holding it.
+ */
+export class PasskeyRefused extends AppError {
+  constructor(message: string, reason: 'bad' | 'unknown' = 'bad') {
+    super(reason === 'unknown' ? 'unauthorized' : 'bad-request', message);
   }
 }
+
+const NEEDS_A_DOMAIN = 'passkeys work only when this server is reached by a domain name (PUBLIC_BASE_URL), not an IP address';
 
 export interface Passkey {
   id: string;
@@ -51,6 +54,11 @@ export interface Passkey {
 }
 
 export interface PasskeyService {
+  /**
+   * False when the public base URL names an IP address: WebAuthn takes a domain as RP id only,
+   * so the pages do not offer passkeys there (http://localhost works, http://127.0.0.1 does not).
+   */
+  readonly available: boolean;
   /** Options for the browser to make a passkey for `account`; the challenge is bound to it. */
   registrationOptions(account: Account): Promise<PublicKeyCredentialCreationOptionsJSON>;
   /** Checks the browser's answer and keeps the passkey under `name`. Throws PasskeyRefused. */
@@ -114,8 +122,16 @@ export function createPasskeyService(store: Store, accounts: AccountService, pub
     }
   };
 
+  const available = isIP(rp.id.replace(/^\[|\]$/g, '')) === 0;
+  const needsDomain = (): void => {
+    if (!available) throw new PasskeyRefused(NEEDS_A_DOMAIN);
+  };
+
   return {
+    available,
+
     async registrationOptions(account) {
+      needsDomain();
       const existing = await db.selectFrom('passkeys').select(['id', 'transports']).where('user_id', '=', account.userId).execute();
       const options = await generateRegistrationOptions({
         rpName: RP_NAME,
@@ -168,6 +184,7 @@ export function createPasskeyService(store: Store, accounts: AccountService, pub
     },
 
     async authenticationOptions(interaction) {
+      needsDomain();
       const options = await generateAuthenticationOptions({ rpID: rp.id, userVerification: 'required' });
       await remember('authentication', interaction, options.challenge);
       return options;

@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { signInWithPassword, WRONG_PASSWORD } from '../accounts/password-sign-in.js';
-import { PasskeyRefused, type PasskeyService } from '../accounts/passkeys.js';
+import type { PasskeyService } from '../accounts/passkeys.js';
 import type { Account, AccountService } from '../accounts/service.js';
 import type { Throttle } from '../accounts/throttle.js';
 import type { Store } from '../db/dialect.js';
@@ -76,7 +76,7 @@ export async function accountPage(app: App, opts: AccountPageOptions): Promise<v
         notice,
         passkeys: (await passkeys.list(account.userId)).map((p) => ({ id: p.id, name: p.name, added: when(p.createdAt), lastUsed: p.lastUsedAt && when(p.lastUsedAt) })),
         removePasskeyAction: PATHS.passkeyRemove,
-        addPasskey: { options: PATHS.passkeyOptions, verify: PATHS.passkeyAdd, csrf },
+        addPasskey: passkeys.available ? { options: PATHS.passkeyOptions, verify: PATHS.passkeyAdd, csrf } : undefined,
       }),
     );
   }
@@ -136,13 +136,8 @@ export async function accountPage(app: App, opts: AccountPageOptions): Promise<v
   app.post(PATHS.passkeyAdd, { schema: { hide: true, body: passkeyAnswer } }, async (request, reply) => {
     const account = await scriptCaller(request);
     const body = request.body as { name?: string; response: unknown };
-    try {
-      const passkey = await passkeys.register(account, body.response, body.name ?? '');
-      return reply.code(201).header('cache-control', 'no-store').send({ passkey, location: `${PATHS.page}?notice=passkey-added` });
-    } catch (err) {
-      if (err instanceof PasskeyRefused) throw new AppError('bad-request', err.message);
-      throw err;
-    }
+    const passkey = await passkeys.register(account, body.response, body.name ?? '');
+    return reply.code(201).header('cache-control', 'no-store').send({ passkey, location: `${PATHS.page}?notice=passkey-added` });
   });
 
   app.post(PATHS.passkeyRemove, { schema: { hide: true, body: formBody } }, async (request, reply) => {

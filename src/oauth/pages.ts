@@ -76,15 +76,10 @@ ${fields}<button type="submit">${escapeHtml(button)}</button>
 <p id="passkey-status" aria-live="polite"></p>`;
 }
 
-export function signInPage(opts: { action: string; csrf: string; client: ClientShown; email?: string; error?: string; passkey: PasskeyEndpoints }): string {
-  return page(
-    'Sign in',
-    `${errorLine(opts.error)}${clientLine(opts.client)}
-${passwordForm(opts)}
-<h2>Or with a passkey</h2>
-${passkeyForm('sign-in', opts.passkey, '', 'Sign in with a passkey')}`,
-    true,
-  );
+/** `passkey`: where its passkey form talks to; none when passkeys cannot work here (an IP address). */
+export function signInPage(opts: { action: string; csrf: string; client: ClientShown; email?: string; error?: string; passkey?: PasskeyEndpoints }): string {
+  const passkey = opts.passkey ? `\n<h2>Or with a passkey</h2>\n${passkeyForm('sign-in', opts.passkey, '', 'Sign in with a passkey')}` : '';
+  return page('Sign in', `${errorLine(opts.error)}${clientLine(opts.client)}\n${passwordForm(opts)}${passkey}`, opts.passkey !== undefined);
 }
 
 export function approvePage(opts: { action: string; csrf: string; client: ClientShown; accountName: string }): string {
@@ -180,7 +175,7 @@ export interface PasskeyShown {
 }
 
 /** The account's passkeys, each with a button that removes it, and the form that adds one. */
-function passkeysSection(passkeys: PasskeyShown[], removeAction: string, csrf: string, add: PasskeyEndpoints): string {
+function passkeysSection(passkeys: PasskeyShown[], removeAction: string, csrf: string, add: PasskeyEndpoints | undefined): string {
   const items = passkeys.map(
     (p) => `<li><p>${escapeHtml(p.name)}<br><span class="muted">Added ${escapeHtml(p.added)}; ${p.lastUsed ? `last used ${escapeHtml(p.lastUsed)}` : 'not used yet'}</span></p>
 <form method="post" action="${escapeHtml(removeAction)}">
@@ -193,7 +188,7 @@ function passkeysSection(passkeys: PasskeyShown[], removeAction: string, csrf: s
   return `<h2>Passkeys</h2>
 <p>A passkey signs you in without your password, with this device's screen lock or a security key.</p>
 ${list}
-${passkeyForm('register', add, nameField, 'Add a passkey')}`;
+${add ? passkeyForm('register', add, nameField, 'Add a passkey') : '<p class="muted">Passkeys can be added when this server is reached by a domain name (such as localhost), not an IP address.</p>'}`;
 }
 
 /** The signed-in apps, each with a button that signs it out; the passkeys. */
@@ -207,7 +202,8 @@ export function signedInAppsPage(opts: {
   notice?: string;
   passkeys: PasskeyShown[];
   removePasskeyAction: string;
-  addPasskey: PasskeyEndpoints;
+  /** None when passkeys cannot work here (an IP address). */
+  addPasskey?: PasskeyEndpoints;
 }): string {
   const apps = opts.apps.map((app) => {
     const label = app.name ? `${escapeHtml(app.name)} (<code>${escapeHtml(app.clientId)}</code>)` : `<code>${escapeHtml(app.clientId)}</code>`;
@@ -231,6 +227,6 @@ ${passkeysSection(opts.passkeys, opts.removePasskeyAction, opts.csrf, opts.addPa
 <input type="hidden" name="csrf" value="${escapeHtml(opts.csrf)}">
 <button type="submit">Sign out of this page</button>
 </form>`,
-    true,
+    opts.addPasskey !== undefined,
   );
 }

@@ -9,7 +9,7 @@ import type { FamilyService } from '../modules/families/service.js';
 import { accountPage } from './account-page.js';
 import { accountPages } from './account-pages.js';
 import { signInWithPassword, WRONG_PASSWORD } from '../accounts/password-sign-in.js';
-import { createPasskeyService, PasskeyRefused, sweepPasskeyChallenges, type PasskeyService } from '../accounts/passkeys.js';
+import { createPasskeyService, sweepPasskeyChallenges, type PasskeyService } from '../accounts/passkeys.js';
 import { createThrottle, sweepThrottle, type Counter, type Throttle } from '../accounts/throttle.js';
 import type { Config } from '../config.js';
 import { AppError } from '../shared/errors.js';
@@ -208,7 +208,7 @@ async function interactionPages(app: FastifyInstance, opts: PagesOptions): Promi
     const uid = interaction.uid;
     reply.type('text/html; charset=utf-8');
     if (interaction.prompt.name === 'login') {
-      const passkey = { options: action(uid, 'passkey/options'), verify: action(uid, 'passkey'), csrf: csrfFor(uid) };
+      const passkey = passkeys.available ? { options: action(uid, 'passkey/options'), verify: action(uid, 'passkey'), csrf: csrfFor(uid) } : undefined;
       return signInPage({ action: action(uid, 'login'), csrf: csrfFor(uid), client, error, email, passkey });
     }
     const account = interaction.session?.accountId ? await accounts.active(interaction.session.accountId) : undefined;
@@ -267,13 +267,8 @@ async function interactionPages(app: FastifyInstance, opts: PagesOptions): Promi
     const byAddress: Counter = { rule: 'signInAddress', subject: request.ip };
     const wait = await throttle.take([byAddress]);
     if (wait > 0) throw new AppError('rate-limited', `Too many attempts to sign in. Try again in ${wait} seconds.`, { 'retry-after': String(wait) });
-    let accountId: string;
-    try {
-      accountId = (await passkeys.authenticate(interaction.uid, request.body.response)).userId;
-    } catch (err) {
-      if (!(err instanceof PasskeyRefused)) throw err;
-      throw new AppError(err.reason === 'unknown' ? 'unauthorized' : 'bad-request', err.message);
-    }
+    // A refusal (PasskeyRefused: 400, or 401 for an unknown passkey) leaves the attempt counted.
+    const { userId: accountId } = await passkeys.authenticate(interaction.uid, request.body.response);
     await throttle.uncount(byAddress);
     const location = await provider.interactionResult(request.raw, reply.raw, { login: { accountId } }, { mergeWithLastSubmission: false });
     return reply.type('application/json').send({ location });
