@@ -1,5 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CHALLENGE_TTL_MS, createPasskeyService, relyingParty, sweepPasskeyChallenges } from '../src/accounts/passkeys.js';
 import { createAccountService } from '../src/accounts/service.js';
 import { openStore } from '../src/db/store.js';
 import { startTestApp, type TestApp } from './helpers.js';
@@ -297,5 +298,58 @@ describe(`passkeys behind an IP address on ${testDialect()}`, { timeout: 120_000
     const refused = await browser.json('/account/passkeys/options', { csrf: field(account.text, 'csrf') });
     expect(refused.status).toBe(400);
     expect(errorOf(refused)).toMatch(/domain name/);
+  });
+});
+
+describe('the relying party', () => {
+  it('is the public base URL: its host name the RP id, its origin the one accepted', () => {
+    expect(relyingParty('https://cards.example.org/base')).toEqual({ id: 'cards.example.org', origin: 'https://cards.example.org' });
+    expect(relyingParty('http://localhost:8080')).toEqual({ id: 'localhost', origin: 'http://localhost:8080' });
+  });
+});
+
+describe(`the passkey service on ${testDialect()}`, { timeout: 120_000 }, () => {
+  let t: TestApp;
+  let store: ReturnType<typeof openStore>;
+  let clock = Date.now();
+  beforeAll(async () => {
+    t = await startTestApp({ PUBLIC_BASE_URL: ORIGIN });
+    store = openStore(t.config.database);
+    await createAccountService(store).add({ ...ANN, displayName: 'Ann' });
+  });
+  afterAll(async () => {
+    await store?.db.destroy();
+    await t?.close();
+  });
+
+  it('a challenge is good for CHALLENGE_TTL_MS only, and the sweep removes it after; the counter and last use are kept on both stores', async () => {
+    const accounts = createAccountService(store);
+    const passkeys = createPasskeyService(store, accounts, ORIGIN, () => clock);
+    const ann = (await accounts.find(ANN.email))!;
+    const authenticator = new SoftAuthenticator(ORIGIN);
+
+    const late = await passkeys.registrationOptions(ann);
+    clock += CHALLENGE_TTL_MS + 1;
+    await expect(passkeys.register(ann, authenticator.register(late), 'late')).rejects.toThrow(/expired or was not made here/);
+    expect(await sweepPasskeyChallenges(store, clock)).toBe(1);
+    expect(await store.db.selectFrom('passkey_challenges').selectAll().execute()).toEqual([]);
+
+    const onTime = await passkeys.registrationOptions(ann);
+    clock += CHALLENGE_TTL_MS - 1000;
+    await passkeys.register(ann, authenticator.register(onTime), 'on time');
+    expect(await sweepPasskeyChallenges(store, clock)).toBe(0);
+
+    for (let i = 0; i < 2; i++) {
+      const account = await passkeys.authenticate('interaction-1', authenticator.authenticate(await passkeys.authenticationOptions('interaction-1')));
+      expect(account.userId).toBe(ann.userId);
+    }
+    const [row] = await store.db.selectFrom('passkeys').selectAll().execute();
+    expect(Number(row!.counter)).toBe(2);
+    expect(row!.last_used_at).toBe(new Date(clock).toISOString());
+    expect(JSON.parse(row!.transports)).toEqual(['internal']);
+
+    // A disabled account's passkey signs in no more.
+    await accounts.setDisabled(ANN.email, true);
+    await expect(passkeys.authenticate('interaction-1', authenticator.authenticate(await passkeys.authenticationOptions('interaction-1')))).rejects.toThrow(/not registered/);
   });
 });
