@@ -44,6 +44,13 @@ export class PasskeyRefused extends AppError {
   }
 }
 
+/** A database error met within the library's checks, passed on as it is (not as a refusal). */
+class StoreFailed extends Error {
+  constructor(override readonly cause: unknown) {
+    super('the store failed');
+  }
+}
+
 const NEEDS_A_DOMAIN = 'passkeys work only when this server is reached by a domain name (PUBLIC_BASE_URL), not an IP address';
 
 export interface Passkey {
@@ -95,14 +102,18 @@ export function createPasskeyService(store: Store, accounts: AccountService, pub
 
   /** True when `challenge` was handed out for this purpose and subject and is still good; it is used up. */
   async function useUp(purpose: Purpose, subject: string, challenge: string): Promise<boolean> {
-    const result = await db
-      .deleteFrom('passkey_challenges')
-      .where('challenge', '=', challenge)
-      .where('purpose', '=', purpose)
-      .where('subject', '=', subject)
-      .where('expires_at', '>', new Date(now()).toISOString())
-      .executeTakeFirst();
-    return Number(result.numDeletedRows) === 1;
+    try {
+      const result = await db
+        .deleteFrom('passkey_challenges')
+        .where('challenge', '=', challenge)
+        .where('purpose', '=', purpose)
+        .where('subject', '=', subject)
+        .where('expires_at', '>', new Date(now()).toISOString())
+        .executeTakeFirst();
+      return Number(result.numDeletedRows) === 1;
+    } catch (err) {
+      throw new StoreFailed(err);
+    }
   }
 
   /** The library's checks throw on any mismatch; each becomes a refusal that says what was wrong. */
@@ -111,6 +122,8 @@ export function createPasskeyService(store: Store, accounts: AccountService, pub
       return await verify();
     } catch (err) {
       if (err instanceof PasskeyRefused) throw err;
+      // The database failing (called from within the library's checks) is no fault of the answer.
+      if (err instanceof StoreFailed) throw err.cause;
       const message = err instanceof Error ? err.message : String(err);
       throw new PasskeyRefused(/challenge/i.test(message) ? 'this passkey request has expired or was not made here; try again' : `the passkey's answer was refused: ${message}`);
     }

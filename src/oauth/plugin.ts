@@ -9,6 +9,7 @@ import type { FamilyService } from '../modules/families/service.js';
 import { accountPage } from './account-page.js';
 import { accountPages } from './account-pages.js';
 import { signInWithPassword, WRONG_PASSWORD } from '../accounts/password-sign-in.js';
+import { signInWithPasskey } from '../accounts/passkey-sign-in.js';
 import { createPasskeyService, sweepPasskeyChallenges, type PasskeyService } from '../accounts/passkeys.js';
 import { createThrottle, sweepThrottle, type Counter, type Throttle } from '../accounts/throttle.js';
 import type { Config } from '../config.js';
@@ -263,13 +264,11 @@ async function interactionPages(app: FastifyInstance, opts: PagesOptions): Promi
   app.post(`${INTERACTION_PATH}/:uid/passkey`, { schema: { hide: true, params: uidParams, body: passkeyBody } }, async (req, reply) => {
     const request = req as PasskeyRequest;
     const interaction = await loginInteraction(request, reply);
-    // Failures are throttled per address as the password's are (there is no email to count).
-    const byAddress: Counter = { rule: 'signInAddress', subject: request.ip };
-    const wait = await throttle.take([byAddress]);
-    if (wait > 0) throw new AppError('rate-limited', `Too many attempts to sign in. Try again in ${wait} seconds.`, { 'retry-after': String(wait) });
-    // A refusal (PasskeyRefused: 400, or 401 for an unknown passkey) leaves the attempt counted.
-    const { userId: accountId } = await passkeys.authenticate(interaction.uid, request.body.response);
-    await throttle.uncount(byAddress);
+    const outcome = await signInWithPasskey(passkeys, throttle, { interaction: interaction.uid, response: request.body.response, address: request.ip });
+    if ('waitSeconds' in outcome) {
+      throw new AppError('rate-limited', `Too many attempts to sign in. Try again in ${outcome.waitSeconds} seconds.`, { 'retry-after': String(outcome.waitSeconds) });
+    }
+    const accountId = outcome.account.userId;
     const location = await provider.interactionResult(request.raw, reply.raw, { login: { accountId } }, { mergeWithLastSubmission: false });
     return reply.type('application/json').send({ location });
   });
