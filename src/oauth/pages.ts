@@ -78,7 +78,8 @@ ${fields}<button type="submit">${escapeHtml(button)}</button>
 
 /** `passkey`: where its passkey form talks to; none when passkeys cannot work here (an IP address). */
 export function signInPage(opts: { action: string; csrf: string; client: ClientShown; email?: string; error?: string; passkey?: PasskeyEndpoints }): string {
-  const passkey = opts.passkey ? `\n<h2>Or with a passkey</h2>\n${passkeyForm('sign-in', opts.passkey, '', 'Sign in with a passkey')}` : '';
+  // The heading inside the form: both are shown only where the script can use a passkey.
+  const passkey = opts.passkey ? `\n${passkeyForm('sign-in', opts.passkey, '<h2>Or with a passkey</h2>\n', 'Sign in with a passkey')}` : '';
   return page('Sign in', `${errorLine(opts.error)}${clientLine(opts.client)}\n${passwordForm(opts)}${passkey}`, opts.passkey !== undefined);
 }
 
