@@ -124,6 +124,36 @@ describe(`two server processes on one ${testDialect()} database`, () => {
     }
   });
 
+  it('an answer one instance keeps by its tag gives way at once to a write made on the other', async () => {
+    // Each instance keeps the answers of its reads by entity tag (src/http/answer-cache.ts); the
+    // tag is read from the shared database on every request, so a write anywhere is seen at once.
+    const familyId = 'kept-answers';
+    const members = ['auth0|kept-a', 'auth0|kept-b'];
+    await putFamily(familyId, members);
+    const [a, b] = await Promise.all(members.map((m) => deployment.token(m)));
+    const [one, other] = servers.map((s) => s.url) as [string, string];
+    const titles = async (): Promise<string[]> => {
+      const r = await http(one, 'GET', '/content/mine', { token: a });
+      expect(r.status).toBe(200);
+      return r.body.cards.map((c: { title: string }) => c.title);
+    };
+    const libraryIds = async (): Promise<string[]> => {
+      const r = await http(one, 'GET', '/card/family/library', { token: a });
+      expect(r.status).toBe(200);
+      return r.body.cards.map((c: { cardId: string }) => c.cardId);
+    };
+    expect(await titles()).toEqual([]);
+    expect(await titles()).toEqual([]);
+    expect(await libraryIds()).toEqual([]);
+    expect(await libraryIds()).toEqual([]);
+
+    expect((await http(other, 'POST', '/content', { token: a, body: cardBody('Written elsewhere') })).status).toBe(201);
+    expect(await titles()).toEqual(['Written elsewhere']);
+    // The other member's add, on the other instance, changes what the first member's library shows.
+    expect((await http(other, 'POST', '/card/family/library', { token: b, body: { cardId: 'Free2' } })).status).toBe(201);
+    expect(await libraryIds()).toContain('Free2');
+  });
+
   it('40 concurrent PUTs on one wishlist leave exactly one of the bodies, never a mix', async () => {
     const token = await deployment.token('auth0|race-wishlist-put');
     const created = await http(on(0), 'POST', '/wishlists', { token, body: { content: [{ item: 'Free1' }] } });

@@ -27,11 +27,9 @@ export interface TaggedCard {
 export type SavedCard = TaggedCard & { created: boolean };
 
 export interface CardService {
-  /** The entity tag of `listMine` (from the user's cards counter, without reading the cards). */
+  /** The entity tag of `listMineTagged` (from the user's cards counter, without reading the cards). */
   listTag(userId: string, showDeleted: boolean): Promise<string>;
-  /** `{"cards": [...]}`: the caller's MYO cards in list form. */
-  listMine(userId: string, showDeleted: boolean): Promise<RawJson>;
-  /** `listMine` and its tag, read in one statement. */
+  /** `{"cards": [...]}`, the caller's MYO cards in list form, and its tag, read in one statement. */
   listMineTagged(userId: string, showDeleted: boolean): Promise<{ tag: string; body: RawJson }>;
   /**
    * `{"card": ...}` with chapters, if the caller may read it; otherwise not-found. `access`
@@ -124,10 +122,6 @@ export function createCardService(
     async listTag(userId, showDeleted) {
       const [version] = await readCounters(db, [scopes.cards(userId)]);
       return listTagOf(userId, showDeleted, version ?? 0);
-    },
-
-    async listMine(userId, showDeleted) {
-      return cardList(await (showDeleted ? ownLists.all : ownLists.live).list(db, userId));
     },
 
     async listMineTagged(userId, showDeleted) {
