@@ -1,4 +1,5 @@
 import type { AddressInfo } from 'node:net';
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Store } from '../src/db/dialect.js';
 import { openStore } from '../src/db/store.js';
@@ -6,7 +7,7 @@ import { publish } from '../src/modules/events/publish.js';
 import { startTestApp, type TestApp } from './helpers.js';
 import { familyOf, newUser, VIEW } from './fixtures.js';
 import { openEventStream, pause, type EventStreamClient } from './support/event-stream.js';
-import { testDialect } from './support/test-database.js';
+import { createTestDatabase, testDialect } from './support/test-database.js';
 
 /**
  * Live events in commit order without a lock (publish.ts): two publishing transactions at once
@@ -88,5 +89,30 @@ describe.runIf(testDialect() === 'postgres')('live events of concurrent transact
     const names = [...first.events, ...resumed.events].map((e) => e.data.ids.groupId as string);
     expect(names.filter((n) => n !== 'before').sort()).toEqual(['A', 'B']);
     expect(following.events.map((e) => e.data.ids.groupId as string).sort()).toEqual(['A', 'B', 'before']);
+  });
+  it("is not held back by a long write in another database of the server", async () => {
+    // Transaction ids are the server's, not the database's: a write left open elsewhere (another
+    // app, another test) must not hold back this database's streams (repository.ts, horizon).
+    const other = await createTestDatabase('postgres');
+    const client = new pg.Client({ connectionString: other.env.DATABASE_URL });
+    await client.connect();
+    try {
+      await client.query('begin');
+      await client.query('create table held_open (n int)');
+      const { rows } = await client.query<{ xid: string }>('select pg_current_xact_id()::text as xid');
+      expect(Number(rows[0]!.xid)).toBeGreaterThan(0);
+
+      const [a, b] = [newUser('a'), newUser('b')];
+      const familyId = await familyOf(t, [a, b]);
+      const s = await stream(b);
+      await store.db.transaction().execute((trx) =>
+        publish(trx, store.dialect, { kind: 'group.changed', audience: { familyId }, ids: { groupId: 'beside-a-long-write' } }),
+      );
+      await s.waitFor((e) => e.data.ids.groupId === 'beside-a-long-write');
+    } finally {
+      await client.query('rollback').catch(() => undefined);
+      await client.end();
+      await other.drop();
+    }
   });
 });

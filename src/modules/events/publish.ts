@@ -21,8 +21,8 @@ import { now } from '../../shared/clock.js';
  * publishing write of the whole fleet. Instead (the transactional outbox's technique), each event
  * keeps the id of its transaction (`pg_current_xact_id()`, column `tx_id`), and readers follow
  * the log in the order (tx_id, id) up to the horizon of their snapshot: only events whose
- * transaction is older than every transaction still running
- * (`pg_snapshot_xmin(pg_current_snapshot())`). Every transaction that may still commit is at or
+ * transaction is older than every transaction of this database still running (the snapshot's
+ * running transactions, less those of other databases: repository.ts). Every transaction that may still commit is at or
  * past that horizon, so nothing can appear later before a position a reader has passed
  * (repository.ts). The cost: an event waits for the transactions that started before it
  * (any writer's, on the same database) to end; a commit's NOTIFY then wakes the readers, and a

@@ -47,8 +47,27 @@ export const PRUNED_SCOPE = 'events:pruned';
  * The horizon of the reading statement's snapshot: on PostgreSQL the oldest transaction still
  * running (every transaction that may yet commit is at or past it); none on SQLite, whose
  * single writer commits in id order.
+ *
+ * Transaction ids are shared by every database of a PostgreSQL server, so the snapshot's own
+ * oldest (`pg_snapshot_xmin`) would let a long write in another database (another app, another
+ * test run) hold back every stream. So the transactions that `pg_stat_activity` shows running in
+ * other databases are left out: they cannot write this log. Only those: a transaction of this
+ * database that the snapshot saw running counts even if it has ended by the time
+ * `pg_stat_activity` is read (its rows are not in the snapshot, so it must stay ahead). Running
+ * ids are compared by their low 32 bits (`backend_xid` is a 32-bit xid), which cannot be
+ * ambiguous among running transactions.
  */
-const horizon = (ordered: boolean) => (ordered ? sql`pg_snapshot_xmin(pg_current_snapshot())::text::bigint` : sql`null`);
+const horizon = (ordered: boolean) =>
+  ordered
+    ? sql`(select coalesce(
+        (select min(x::text::bigint) from pg_snapshot_xip(s.snap) as x
+          where x::text::bigint % 4294967296 not in (
+            select a.backend_xid::text::bigint from pg_stat_activity a
+            where a.backend_xid is not null
+              and a.datid is distinct from (select d.oid from pg_database d where d.datname = current_database()))),
+        pg_snapshot_xmax(s.snap)::text::bigint)
+      from (select pg_current_snapshot() as snap) s)`
+    : sql`null`;
 
 type EventRow = { id: number | string; tx_id: number | string; family_id: string | null; user_id: string | null; kind: string; data: string; held: unknown };
 const toEvent = (row: EventRow): LoggedEvent => ({
