@@ -1,10 +1,8 @@
-import { existsSync } from 'node:fs';
-import { createServer } from 'node:net';
-import { AxeBuilder } from '@axe-core/playwright';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import { chromium, type Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDeployment, type Deployment } from './support/deployment.js';
 import { runCli, startServer, type ServerProcess } from './support/processes.js';
+import { CHROMIUM, expectAccessible, expectLabelled, freePort, haveBrowser, tabTo } from './support/pages-browser.js';
 import { testDialect } from './support/test-database.js';
 
 /**
@@ -12,64 +10,13 @@ import { testDialect } from './support/test-database.js';
  * a real `cardshelf serve` seeded with the demo: what a newcomer does after the README's two
  * commands. Skipped without the browser, except on CI (CI=true), as test/docs-browser.test.ts.
  */
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const haveBrowser = existsSync(CHROMIUM) || process.env.CI === 'true';
 const DEVICE_GRANT = 'urn:ietf:params:oauth:grant-type:device_code';
-
-/** A free loopback port: the public base URL (the issuer) must name the port the server takes. */
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
 
 const form = (fields: Record<string, string>) => ({
   method: 'POST',
   headers: { 'content-type': 'application/x-www-form-urlencoded' },
   body: new URLSearchParams(fields).toString(),
 });
-
-/** Every field a person fills has a label that names it; the page says its language and title. */
-async function expectLabelled(page: Page): Promise<void> {
-  const unlabelled: string[] = [];
-  for (const input of await page.locator('input:not([type=hidden])').all()) {
-    const id = await input.getAttribute('id');
-    if (!id || (await page.locator(`label[for="${id}"]`).count()) !== 1) unlabelled.push(await input.evaluate((e) => e.outerHTML));
-  }
-  expect(unlabelled).toEqual([]);
-  expect(await page.getAttribute('html', 'lang')).toBe('en');
-  expect(await page.title()).toMatch(/ - Cardshelf$/);
-}
-
-/** WCAG 2.0, 2.1 and 2.2, levels A and AA: the rules axe-core tags so. */
-const WCAG_A_AA = ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'wcag22aa'];
-
-/** Zero axe violations of WCAG A and AA, and nothing wider than the viewport (no sideways scrolling). */
-async function expectAccessible(page: Page, what: string): Promise<void> {
-  const { violations } = await new AxeBuilder({ page }).withTags(WCAG_A_AA).analyze();
-  expect(violations.map((v) => `${what}: ${v.id}: ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`)).toEqual([]);
-  // A string: the test is compiled without the DOM's types.
-  const overflow = await page.evaluate<number>('document.documentElement.scrollWidth - document.documentElement.clientWidth');
-  expect(overflow, `${what} scrolls sideways`).toBeLessThanOrEqual(0);
-}
-
-/** Moves the focus with Tab until `name` (an accessible name) has it; fails after 10 presses. */
-async function tabTo(page: Page, name: string): Promise<void> {
-  for (let i = 0; i < 10; i++) {
-    await page.keyboard.press('Tab');
-    // The focused element's accessible name as these pages give it: aria-label, its label, or its text.
-    const focused = await page.evaluate<string>(`(() => {
-      const el = document.activeElement;
-      if (!el) return '';
-      const label = el.id ? document.querySelector('label[for="' + el.id + '"]')?.textContent : undefined;
-      return (el.getAttribute('aria-label') ?? label ?? el.textContent ?? '').trim();
-    })()`);
-    if (focused === name) return;
-  }
-  throw new Error(`Tab never reached ${name}`);
-}
 
 describe.skipIf(!haveBrowser)(`signing in from Chromium on ${testDialect()}`, { timeout: 180_000 }, () => {
   let deployment: Deployment;
@@ -116,11 +63,11 @@ describe.skipIf(!haveBrowser)(`signing in from Chromium on ${testDialect()}`, { 
     await expectLabelled(page);
     await page.getByLabel('Email').fill(demo.email);
     await page.getByLabel('Password').fill('not the password');
-    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('button', { name: 'Sign in', exact: true }).click();
     await page.getByRole('alert').waitFor();
     expect(await page.getByRole('alert').innerText()).toContain('do not match an account');
     await page.getByLabel('Password').fill(demo.password);
-    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('button', { name: 'Sign in', exact: true }).click();
 
     await page.getByRole('heading', { name: 'Approve this app?' }).waitFor();
     expect(await page.content()).toContain('Demo Parent');

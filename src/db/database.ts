@@ -30,6 +30,8 @@ export interface Database {
   invitations: InvitationsTable;
   live_events: LiveEventsTable;
   setup_links: SetupLinksTable;
+  passkeys: PasskeysTable;
+  passkey_challenges: PasskeyChallengesTable;
 }
 
 /** 0 or 1: booleans stored portably. */
@@ -316,4 +318,25 @@ export interface SetupLinksTable {
   created_at: string;
   expires_at: string;
   used_at: string | null;
+}
+
+/** Migration 010: see accounts/passkeys.ts. */
+export interface PasskeysTable {
+  id: string;
+  user_id: string;
+  public_key: string;
+  /** bigint on PostgreSQL, which the driver hands over as a string. */
+  counter: number | string;
+  transports: string;
+  name: string;
+  created_at: string;
+  last_used_at: string | null;
+}
+
+/** Migration 010: see accounts/passkeys.ts. */
+export interface PasskeyChallengesTable {
+  challenge: string;
+  purpose: string;
+  subject: string;
+  expires_at: string;
 }

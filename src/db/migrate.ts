@@ -10,6 +10,7 @@ import { signIn } from './migrations/006-sign-in.js';
 import { signInOwners } from './migrations/007-sign-in-owners.js';
 import { liveEvents } from './migrations/008-live-events.js';
 import { players } from './migrations/009-players.js';
+import { passkeys } from './migrations/010-passkeys.js';
 
 /** The migrations, in order. Names sort; each is built for the dialect it runs on. */
 function migrations(dialect: StoreDialect): Record<string, Migration> {
@@ -23,6 +24,7 @@ function migrations(dialect: StoreDialect): Record<string, Migration> {
     '007-sign-in-owners': signInOwners(dialect),
     '008-live-events': liveEvents(dialect),
     '009-players': players(dialect),
+    '010-passkeys': passkeys(dialect),
   };
 }
 

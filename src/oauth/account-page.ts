@@ -1,10 +1,12 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { signInWithPassword, WRONG_PASSWORD } from '../accounts/password-sign-in.js';
+import type { PasskeyService } from '../accounts/passkeys.js';
 import type { Account, AccountService } from '../accounts/service.js';
 import type { Throttle } from '../accounts/throttle.js';
 import type { Store } from '../db/dialect.js';
 import type { App } from '../http/route-app.js';
+import { AppError } from '../shared/errors.js';
 import { createAccountSession } from './account-session.js';
 import { acceptForms, createFormGuard, sendPage } from './form-guard.js';
 import { revokeSignedInApp, signedInApps } from './grants.js';
@@ -16,9 +18,20 @@ export interface AccountPageOptions {
   throttle: Throttle;
   publicBaseUrl: string;
   cookieKeys: string[];
+  passkeys: PasskeyService;
 }
 
-const PATHS = { page: '/account', signIn: '/account/sign-in', signOut: '/account/sign-out', revoke: '/account/apps/revoke' } as const;
+const PATHS = {
+  page: '/account',
+  signIn: '/account/sign-in',
+  signOut: '/account/sign-out',
+  revoke: '/account/apps/revoke',
+  passkeyOptions: '/account/passkeys/options',
+  passkeyAdd: '/account/passkeys',
+  passkeyRemove: '/account/passkeys/remove',
+} as const;
+/** The notices the page shows when sent back to it after a script's step (`?notice=`). */
+const NOTICES: Record<string, string> = { 'passkey-added': 'Your passkey was added: you can sign in with it.' };
 const PURPOSE = 'account';
 type Form = Record<string, string | undefined>;
 
@@ -27,10 +40,12 @@ type Form = Record<string, string | undefined>;
  * signs it out at once (src/oauth/grants.ts). It has its own sign-in (email and password,
  * throttled as every password form: src/accounts/password-sign-in.ts) and session
  * (src/oauth/account-session.ts); its forms are guarded as the other account forms
- * (src/oauth/form-guard.ts).
+ * (src/oauth/form-guard.ts). It lists the account's passkeys, removes them, and adds one
+ * (src/accounts/passkeys.ts): the page script asks for options and sends the browser's answer,
+ * both JSON posts carrying the page's CSRF value.
  */
 export async function accountPage(app: App, opts: AccountPageOptions): Promise<void> {
-  const { store, accounts, throttle } = opts;
+  const { store, accounts, throttle, passkeys } = opts;
   const guard = createFormGuard(opts.publicBaseUrl, opts.cookieKeys);
   const session = createAccountSession({ cookieKeys: opts.cookieKeys, secure: opts.publicBaseUrl.startsWith('https:') });
   acceptForms(app);
@@ -46,6 +61,8 @@ export async function accountPage(app: App, opts: AccountPageOptions): Promise<v
 
   async function appsPage(reply: FastifyReply, account: Account, status = 200, notice?: string): Promise<FastifyReply> {
     const apps = await signedInApps(store, account.userId);
+    const csrf = guard.tokenFor(PURPOSE);
+    const when = (iso: string): string => new Date(iso).toUTCString();
     return sendPage(
       reply,
       status,
@@ -55,8 +72,11 @@ export async function accountPage(app: App, opts: AccountPageOptions): Promise<v
         apps: apps.map((a) => ({ ...a, unverified: a.name === undefined, since: new Date(a.since * 1000).toUTCString() })),
         revokeAction: PATHS.revoke,
         signOutAction: PATHS.signOut,
-        csrf: guard.tokenFor(PURPOSE),
+        csrf,
         notice,
+        passkeys: (await passkeys.list(account.userId)).map((p) => ({ id: p.id, name: p.name, added: when(p.createdAt), lastUsed: p.lastUsedAt && when(p.lastUsedAt) })),
+        removePasskeyAction: PATHS.passkeyRemove,
+        addPasskey: passkeys.available ? { options: PATHS.passkeyOptions, verify: PATHS.passkeyAdd, csrf } : undefined,
       }),
     );
   }
@@ -69,7 +89,8 @@ export async function accountPage(app: App, opts: AccountPageOptions): Promise<v
 
   app.get(PATHS.page, { schema: { hide: true } }, async (request, reply) => {
     const account = await signedIn(request);
-    return account ? appsPage(reply, account) : signInForm(reply, 200);
+    const notice = NOTICES[String((request.query as Record<string, unknown>).notice)];
+    return account ? appsPage(reply, account, 200, notice) : signInForm(reply, 200);
   });
 
   app.post(PATHS.signIn, { schema: { hide: true, body: formBody } }, async (request, reply) => {
@@ -97,5 +118,34 @@ export async function accountPage(app: App, opts: AccountPageOptions): Promise<v
     if (!account) return signInForm(reply, 401, 'Sign in again to sign out an app.');
     const revoked = await revokeSignedInApp(store, account.userId, form.grant ?? '');
     return appsPage(reply, account, revoked ? 200 : 404, revoked ? 'The app is signed out: it must sign in again.' : 'That app is not signed in to your account.');
+  });
+  /** The signed-in account for a script's JSON post, checked as a form; 401 when signed out. */
+  async function scriptCaller(request: FastifyRequest): Promise<Account> {
+    guard.check(request, PURPOSE, (request.body as { csrf?: string }).csrf);
+    const account = await signedIn(request);
+    if (!account) throw new AppError('unauthorized', 'sign in to the account page again to add a passkey');
+    return account;
+  }
+
+  app.post(PATHS.passkeyOptions, { schema: { hide: true, body: Type.Object({ csrf: Type.String() }) } }, async (request, reply) => {
+    const account = await scriptCaller(request);
+    return reply.header('cache-control', 'no-store').send(await passkeys.registrationOptions(account));
+  });
+
+  const passkeyAnswer = Type.Object({ csrf: Type.String(), name: Type.Optional(Type.String({ maxLength: 1000 })), response: Type.Unknown() });
+  app.post(PATHS.passkeyAdd, { schema: { hide: true, body: passkeyAnswer } }, async (request, reply) => {
+    const account = await scriptCaller(request);
+    const body = request.body as { name?: string; response: unknown };
+    const passkey = await passkeys.register(account, body.response, body.name ?? '');
+    return reply.code(201).header('cache-control', 'no-store').send({ passkey, location: `${PATHS.page}?notice=passkey-added` });
+  });
+
+  app.post(PATHS.passkeyRemove, { schema: { hide: true, body: formBody } }, async (request, reply) => {
+    const form = request.body as Form;
+    guard.check(request, PURPOSE, form.csrf);
+    const account = await signedIn(request);
+    if (!account) return signInForm(reply, 401, 'Sign in again to remove a passkey.');
+    const removed = await passkeys.remove(account.userId, form.id ?? '');
+    return appsPage(reply, account, removed ? 200 : 404, removed ? 'The passkey is removed: it no longer signs you in.' : 'You have no such passkey.');
   });
 }

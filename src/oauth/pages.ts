@@ -1,5 +1,8 @@
+import { SCRIPT_PATHS } from './passkey-scripts.js';
+
 /**
- * The sign-in pages, rendered on the server: small, no script, labelled fields, one purpose each.
+ * The sign-in pages, rendered on the server: small, labelled fields, one purpose each. They work
+ * without script; the passkey forms alone need it (two scripts from this origin: passkey-scripts.ts).
  * Every value shown is escaped here; forms carry the CSRF field they are given.
  */
 
@@ -7,14 +10,14 @@ const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;'
 export const escapeHtml = (text: string): string => text.replace(/[&<>"']/g, (c) => ESCAPES[c]!);
 
 /**
- * The pages' own policy, tighter than the API's: nothing but this page's inline style; forms post
- * here, and the redirects that follow a form may go to a client's address (form-action applies to
+ * The pages' own policy, tighter than the API's: nothing but this page's inline style and scripts
+ * from this origin (the passkey forms', which talk to this origin only); forms post here, and the redirects that follow a form may go to a client's address (form-action applies to
  * them in browsers). CSP cannot name an IPv6 address (Chromium reports `http://[::1]:*` as invalid
  * and ignores it), so a browser will not follow an approval to a `[::1]` redirect; apps on the
  * public clients' pattern use `127.0.0.1` (yoto.dev) or `localhost`.
  */
 export const PAGE_CSP =
-  "default-src 'none'; style-src 'unsafe-inline'; img-src 'self'; base-uri 'none'; frame-ancestors 'none'; form-action 'self' https: http://127.0.0.1:* http://localhost:*";
+  "default-src 'none'; script-src 'self'; connect-src 'self'; style-src 'unsafe-inline'; img-src 'self'; base-uri 'none'; frame-ancestors 'none'; form-action 'self' https: http://127.0.0.1:* http://localhost:*";
 
 const STYLE =
   'body{font:16px/1.5 system-ui,sans-serif;max-width:26rem;margin:3rem auto;padding:0 1rem;color:#1b1b1b}' +
@@ -22,8 +25,11 @@ const STYLE =
   'button{font:inherit;padding:.5rem 1rem;margin:.75rem .5rem 0 0}.error{color:#a40000}.muted{color:#555}' +
   'code{font-size:1.4em;letter-spacing:.1em}li code{font-size:1em}ul{padding-left:1.2rem}';
 
-function page(title: string, body: string): string {
-  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>${escapeHtml(title)} - Cardshelf</title><style>${STYLE}</style></head><body><main><h1>${escapeHtml(title)}</h1>${body}</main></body></html>`;
+const PASSKEY_SCRIPTS = `<script src="${SCRIPT_PATHS.webauthn}" defer></script><script src="${SCRIPT_PATHS.passkeys}" defer></script>`;
+
+/** `scripts`: the page has a passkey form (passkeyForm), and loads what drives it. */
+function page(title: string, body: string, scripts = false): string {
+  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>${escapeHtml(title)} - Cardshelf</title><style>${STYLE}</style>${scripts ? PASSKEY_SCRIPTS : ''}</head><body><main><h1>${escapeHtml(title)}</h1>${body}</main></body></html>`;
 }
 
 const errorLine = (message: string | undefined): string => (message ? `<p class="error" role="alert">${escapeHtml(message)}</p>` : '');
@@ -52,12 +58,29 @@ function passwordForm(opts: { action: string; csrf: string; email?: string }): s
 </form>`;
 }
 
-export function signInPage(opts: { action: string; csrf: string; client: ClientShown; email?: string; error?: string }): string {
-  return page(
-    'Sign in',
-    `${errorLine(opts.error)}${clientLine(opts.client)}
-${passwordForm(opts)}`,
-  );
+/** Where a passkey form gets its options and sends the browser's answer (JSON, with the CSRF value). */
+export interface PasskeyEndpoints {
+  options: string;
+  verify: string;
+  csrf: string;
+}
+
+/**
+ * A passkey form, driven by the page script (src/oauth/passkey-scripts.ts): hidden until the
+ * script finds WebAuthn; what happens is said in the live region after it.
+ */
+function passkeyForm(mode: 'sign-in' | 'register', endpoints: PasskeyEndpoints, fields: string, button: string): string {
+  return `<form id="passkey-form" hidden data-mode="${mode}" data-options="${escapeHtml(endpoints.options)}" data-verify="${escapeHtml(endpoints.verify)}" data-csrf="${escapeHtml(endpoints.csrf)}">
+${fields}<button type="submit">${escapeHtml(button)}</button>
+</form>
+<p id="passkey-status" aria-live="polite"></p>`;
+}
+
+/** `passkey`: where its passkey form talks to; none when passkeys cannot work here (an IP address). */
+export function signInPage(opts: { action: string; csrf: string; client: ClientShown; email?: string; error?: string; passkey?: PasskeyEndpoints }): string {
+  // The heading inside the form: both are shown only where the script can use a passkey.
+  const passkey = opts.passkey ? `\n${passkeyForm('sign-in', opts.passkey, '<h2>Or with a passkey</h2>\n', 'Sign in with a passkey')}` : '';
+  return page('Sign in', `${errorLine(opts.error)}${clientLine(opts.client)}\n${passwordForm(opts)}${passkey}`, opts.passkey !== undefined);
 }
 
 export function approvePage(opts: { action: string; csrf: string; client: ClientShown; accountName: string }): string {
@@ -144,8 +167,45 @@ export interface AppShown extends ClientShown {
   since: string;
 }
 
-/** The signed-in apps, each with a button that signs it out. */
-export function signedInAppsPage(opts: { accountName: string; email: string; apps: AppShown[]; revokeAction: string; signOutAction: string; csrf: string; notice?: string }): string {
+export interface PasskeyShown {
+  id: string;
+  name: string;
+  /** When it was added, and last used, as text. */
+  added: string;
+  lastUsed?: string;
+}
+
+/** The account's passkeys, each with a button that removes it, and the form that adds one. */
+function passkeysSection(passkeys: PasskeyShown[], removeAction: string, csrf: string, add: PasskeyEndpoints | undefined): string {
+  const items = passkeys.map(
+    (p) => `<li><p>${escapeHtml(p.name)}<br><span class="muted">Added ${escapeHtml(p.added)}; ${p.lastUsed ? `last used ${escapeHtml(p.lastUsed)}` : 'not used yet'}</span></p>
+<form method="post" action="${escapeHtml(removeAction)}">
+<input type="hidden" name="csrf" value="${escapeHtml(csrf)}"><input type="hidden" name="id" value="${escapeHtml(p.id)}">
+<button type="submit" aria-label="Remove the passkey ${escapeHtml(p.name)}">Remove</button>
+</form></li>`,
+  );
+  const list = items.length ? `<ul>${items.join('\n')}</ul>` : '<p>You have no passkeys yet.</p>';
+  const nameField = '<label for="passkey-name">Passkey name</label><input id="passkey-name" name="name" maxlength="100" required value="Passkey" aria-describedby="passkey-name-hint">\n<p id="passkey-name-hint" class="muted">To tell your passkeys apart, such as the device that holds it.</p>\n';
+  return `<h2>Passkeys</h2>
+<p>A passkey signs you in without your password, with this device's screen lock or a security key.</p>
+${list}
+${add ? passkeyForm('register', add, nameField, 'Add a passkey') : '<p class="muted">Passkeys can be added when this server is reached by a domain name (such as localhost), not an IP address.</p>'}`;
+}
+
+/** The signed-in apps, each with a button that signs it out; the passkeys. */
+export function signedInAppsPage(opts: {
+  accountName: string;
+  email: string;
+  apps: AppShown[];
+  revokeAction: string;
+  signOutAction: string;
+  csrf: string;
+  notice?: string;
+  passkeys: PasskeyShown[];
+  removePasskeyAction: string;
+  /** None when passkeys cannot work here (an IP address). */
+  addPasskey?: PasskeyEndpoints;
+}): string {
   const apps = opts.apps.map((app) => {
     const label = app.name ? `${escapeHtml(app.name)} (<code>${escapeHtml(app.clientId)}</code>)` : `<code>${escapeHtml(app.clientId)}</code>`;
     const unverified = app.unverified ? ' <span class="muted">(not verified by Cardshelf)</span>' : '';
@@ -162,9 +222,12 @@ export function signedInAppsPage(opts: { accountName: string; email: string; app
     `${notice}<p>Signed in as ${escapeHtml(opts.accountName)} (${escapeHtml(opts.email)}).</p>
 <h2>Signed-in apps</h2>
 ${list}
+${passkeysSection(opts.passkeys, opts.removePasskeyAction, opts.csrf, opts.addPasskey)}
+<h2>This page</h2>
 <form method="post" action="${escapeHtml(opts.signOutAction)}">
 <input type="hidden" name="csrf" value="${escapeHtml(opts.csrf)}">
 <button type="submit">Sign out of this page</button>
 </form>`,
+    opts.addPasskey !== undefined,
   );
 }

@@ -9,6 +9,8 @@ import type { FamilyService } from '../modules/families/service.js';
 import { accountPage } from './account-page.js';
 import { accountPages } from './account-pages.js';
 import { signInWithPassword, WRONG_PASSWORD } from '../accounts/password-sign-in.js';
+import { signInWithPasskey } from '../accounts/passkey-sign-in.js';
+import { createPasskeyService, sweepPasskeyChallenges, type PasskeyService } from '../accounts/passkeys.js';
 import { createThrottle, sweepThrottle, type Counter, type Throttle } from '../accounts/throttle.js';
 import type { Config } from '../config.js';
 import { AppError } from '../shared/errors.js';
@@ -16,6 +18,7 @@ import { readPrivateJwk, loadOrCreateSigningKey } from '../auth/local-issuer.js'
 import type { Store } from '../db/dialect.js';
 import { sweepExpired } from './adapter.js';
 import { approvePage, messagePage, PAGE_CSP, signInPage, type ClientShown } from './pages.js';
+import { serveSignInScripts } from './passkey-scripts.js';
 import { createSignInProvider, INTERACTION_PATH, OAUTH_ROUTES, type SignInOptions } from './provider.js';
 import { isUnregistered } from './shims.js';
 
@@ -112,7 +115,9 @@ export async function signInPlugin(app: FastifyInstance, opts: SignInPluginOptio
     });
   }
 
-  await app.register(interactionPages, { provider, accounts: opts.accounts, cookieKeys, throttle });
+  const passkeys = createPasskeyService(opts.store, opts.accounts, opts.issuer);
+  serveSignInScripts(app);
+  await app.register(interactionPages, { provider, accounts: opts.accounts, cookieKeys, throttle, passkeys });
   const setupLinks = createSetupLinkService(opts.store, opts.accounts, opts.families);
   await app.register(accountPages, {
     invitations: createInvitationService(opts.store, opts.accounts, opts.families),
@@ -122,7 +127,7 @@ export async function signInPlugin(app: FastifyInstance, opts: SignInPluginOptio
     publicBaseUrl: opts.issuer,
     cookieKeys,
   });
-  await app.register(accountPage, { store: opts.store, accounts: opts.accounts, throttle, publicBaseUrl: opts.issuer, cookieKeys });
+  await app.register(accountPage, { store: opts.store, accounts: opts.accounts, throttle, publicBaseUrl: opts.issuer, cookieKeys, passkeys });
 
   // An instance with no accounts prints a one-time link that makes the first owner. On stderr,
   // not in the log: it is for the operator starting the server, whatever LOG_LEVEL says.
@@ -134,7 +139,7 @@ export async function signInPlugin(app: FastifyInstance, opts: SignInPluginOptio
   });
 
   const sweep = (): void => {
-    Promise.all([sweepExpired(opts.store), sweepThrottle(opts.store)]).catch((err: unknown) =>
+    Promise.all([sweepExpired(opts.store), sweepThrottle(opts.store), sweepPasskeyChallenges(opts.store)]).catch((err: unknown) =>
       app.log.warn({ err }, 'sweeping expired sign-in records failed'),
     );
   };
@@ -148,6 +153,7 @@ interface PagesOptions {
   accounts: AccountService;
   cookieKeys: string[];
   throttle: Throttle;
+  passkeys: PasskeyService;
 }
 
 type Form = Record<string, string | undefined>;
@@ -159,7 +165,7 @@ type UidRequest = FastifyRequest<{ Params: { uid: string }; Body: Form }>;
  * (without the token, or for an interaction this browser did not start) is refused.
  */
 async function interactionPages(app: FastifyInstance, opts: PagesOptions): Promise<void> {
-  const { provider, accounts, throttle } = opts;
+  const { provider, accounts, throttle, passkeys } = opts;
   const csrfKey = Buffer.from(hkdfSync('sha256', opts.cookieKeys[0]!, 'cardshelf', 'sign-in forms', 32));
   const csrfFor = (uid: string): string => createHmac('sha256', csrfKey).update(uid).digest('base64url');
   const checkCsrf = (uid: string, sent: string | undefined): void => {
@@ -196,13 +202,16 @@ async function interactionPages(app: FastifyInstance, opts: PagesOptions): Promi
     return { interaction: found, client: shown };
   }
 
-  const action = (uid: string, step: 'login' | 'confirm'): string => `${INTERACTION_PATH}/${encodeURIComponent(uid)}/${step}`;
+  const action = (uid: string, step: 'login' | 'confirm' | 'passkey' | 'passkey/options'): string => `${INTERACTION_PATH}/${encodeURIComponent(uid)}/${step}`;
 
   async function render(request: UidRequest, reply: FastifyReply, error?: string, email?: string): Promise<string> {
     const { interaction, client } = await details(request, reply);
     const uid = interaction.uid;
     reply.type('text/html; charset=utf-8');
-    if (interaction.prompt.name === 'login') return signInPage({ action: action(uid, 'login'), csrf: csrfFor(uid), client, error, email });
+    if (interaction.prompt.name === 'login') {
+      const passkey = passkeys.available ? { options: action(uid, 'passkey/options'), verify: action(uid, 'passkey'), csrf: csrfFor(uid) } : undefined;
+      return signInPage({ action: action(uid, 'login'), csrf: csrfFor(uid), client, error, email, passkey });
+    }
     const account = interaction.session?.accountId ? await accounts.active(interaction.session.accountId) : undefined;
     return approvePage({ action: action(uid, 'confirm'), csrf: csrfFor(uid), client, accountName: account?.displayName ?? 'you' });
   }
@@ -232,6 +241,36 @@ async function interactionPages(app: FastifyInstance, opts: PagesOptions): Promi
     }
     if ('wrong' in outcome) return render(request, reply, WRONG_PASSWORD, email);
     return finish(request, reply, { login: { accountId: outcome.account.userId } }, false);
+  });
+
+  // Signing in with a passkey: the page script asks for options, then sends the browser's answer
+  // (JSON, with the form's CSRF value); the challenge is bound to this interaction.
+  const passkeyBody = { type: 'object', properties: { csrf: { type: 'string' }, response: {} }, required: ['csrf'] } as const;
+  type PasskeyRequest = FastifyRequest<{ Params: { uid: string }; Body: { csrf: string; response?: unknown } }>;
+
+  /** The interaction, if it still asks for a sign-in; a clear 400 otherwise (signed in already, or gone). */
+  async function loginInteraction(request: PasskeyRequest, reply: FastifyReply) {
+    checkCsrf(request.params.uid, request.body.csrf);
+    const { interaction } = await details(request as unknown as UidRequest, reply);
+    if (interaction.prompt.name !== 'login') throw new AppError('bad-request', 'this sign-in no longer asks for a passkey; reload the page');
+    return interaction;
+  }
+
+  app.post(`${INTERACTION_PATH}/:uid/passkey/options`, { schema: { hide: true, params: uidParams, body: passkeyBody } }, async (req, reply) => {
+    const interaction = await loginInteraction(req as PasskeyRequest, reply);
+    return reply.type('application/json').send(await passkeys.authenticationOptions(interaction.uid));
+  });
+
+  app.post(`${INTERACTION_PATH}/:uid/passkey`, { schema: { hide: true, params: uidParams, body: passkeyBody } }, async (req, reply) => {
+    const request = req as PasskeyRequest;
+    const interaction = await loginInteraction(request, reply);
+    const outcome = await signInWithPasskey(passkeys, throttle, { interaction: interaction.uid, response: request.body.response, address: request.ip });
+    if ('waitSeconds' in outcome) {
+      throw new AppError('rate-limited', `Too many attempts to sign in. Try again in ${outcome.waitSeconds} seconds.`, { 'retry-after': String(outcome.waitSeconds) });
+    }
+    const accountId = outcome.account.userId;
+    const location = await provider.interactionResult(request.raw, reply.raw, { login: { accountId } }, { mergeWithLastSubmission: false });
+    return reply.type('application/json').send({ location });
   });
 
   app.post(`${INTERACTION_PATH}/:uid/confirm`, { schema: { hide: true, params: uidParams, body: formBody } }, async (req, reply) => {

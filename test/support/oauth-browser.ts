@@ -20,7 +20,12 @@ export class Browser {
     private readonly address = '127.0.0.1',
   ) {}
 
-  async request(method: 'GET' | 'POST', url: string, form?: Record<string, string>): Promise<Answer> {
+  /** A script's JSON post (the passkey forms'), with this browser's cookies. */
+  json(url: string, body: unknown): Promise<Answer> {
+    return this.request('POST', url, undefined, body);
+  }
+
+  async request(method: 'GET' | 'POST', url: string, form?: Record<string, string>, jsonBody?: unknown): Promise<Answer> {
     const target = new URL(url, 'http://localhost');
     const path = target.pathname + target.search;
     const cookie = [...this.jar].filter(([, c]) => target.pathname.startsWith(c.path)).map(([name, c]) => `${name}=${c.value}`).join('; ');
@@ -28,8 +33,12 @@ export class Browser {
       method,
       url: path,
       remoteAddress: this.address,
-      headers: { ...(cookie ? { cookie } : {}), ...(form ? { 'content-type': 'application/x-www-form-urlencoded' } : {}) },
-      payload: form ? new URLSearchParams(form).toString() : undefined,
+      headers: {
+        ...(cookie ? { cookie } : {}),
+        ...(form ? { 'content-type': 'application/x-www-form-urlencoded' } : {}),
+        ...(jsonBody !== undefined ? { 'content-type': 'application/json' } : {}),
+      },
+      payload: form ? new URLSearchParams(form).toString() : jsonBody !== undefined ? JSON.stringify(jsonBody) : undefined,
     });
     for (const c of raw.cookies as { name: string; value: string; path?: string; expires?: Date; maxAge?: number }[]) {
       if ((c.expires && c.expires.getTime() < Date.now()) || c.maxAge === 0 || c.value === '') this.jar.delete(c.name);
