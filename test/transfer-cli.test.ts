@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDeployment, type Deployment } from './support/deployment.js';
 import { http, runCli, startServer } from './support/processes.js';
 import { addMedia, bomb, editTable, repack, rowsOf, unpack, type Entry } from './support/archives.js';
+import { ARCHIVE_VERSION } from '../src/transfer/archive-format.js';
 import { makeAudio } from './support/media.js';
 import { testDialect } from './support/test-database.js';
 
@@ -105,11 +106,11 @@ describe(`cardshelf export and import on ${testDialect()}`, { timeout: 240_000 }
     const entries = await unpack(archive);
     await writeFile(
       file('newer.tar.gz'),
-      await repack(entries.map((e) => (e.name === 'cardshelf-archive.json' ? { ...e, data: Buffer.from(e.data.toString().replace('"version":1', '"version":7')) } : e))),
+      await repack(entries.map((e) => (e.name === 'cardshelf-archive.json' ? { ...e, data: Buffer.from(e.data.toString().replace(`"version":${ARCHIVE_VERSION}`, '"version":7')) } : e))),
     );
     const cases: [string, RegExp][] = [
       ['damaged.tar.gz', /^cardshelf: import: damaged archive: .*; nothing was written\n$/],
-      ['newer.tar.gz', /format version 7, newer than this Cardshelf reads \(up to 1\): import it with a newer Cardshelf; nothing was written/],
+      ['newer.tar.gz', /format version 7, newer than this Cardshelf reads \(up to 2\): import it with a newer Cardshelf; nothing was written/],
       ['a.tar.gz', /records of the archive conflict with data already there \(cards \(card_id\) .*\); nothing was written\. Give --skip-conflicts/],
     ];
     for (const [name, message] of cases) {
@@ -157,7 +158,7 @@ describe(`cardshelf export and import on ${testDialect()}`, { timeout: 240_000 }
       ['twice.tar.gz', async () => repack(twice, { fixManifest: true }), /duplicate key in the archive: cards \(card_id\) \S+ is there twice \(tables\/02-cards\/000001\.ndjson, line \d+\)/],
       [
         'dangling.tar.gz',
-        async () => repack(await editTable(all, 'family_devices', (rows) => [...rows, { device_id: 'zz-player', family_id: 'nowhere', added_at: '2026-01-01T00:00:00.000Z', position: 0 }])),
+        async () => repack(await editTable(all, 'family_devices', (rows) => [...rows, { device_id: 'zz-player', family_id: 'nowhere', added_at: '2026-01-01T00:00:00.000Z', position: 0, name: null, device_type: null, config: null, shortcuts: null, registered_by: null }])),
         /dangling reference: family_devices\.family_id names family nowhere, which is neither in the archive nor here \(tables\/05-family_devices\/000001\.ndjson, line \d+\)/,
       ],
       // Row 2: a family's archive with a free catalogue card, with media its rows do not name.

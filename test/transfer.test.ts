@@ -8,7 +8,7 @@ import { openStore } from '../src/db/store.js';
 import { openMediaStore } from '../src/media-store/open-media-store.js';
 import { ArchiveRefused, ImportConflicts, type ImportReport } from '../src/transfer/importer.js';
 import { createTransferService } from '../src/transfer/service.js';
-import { TABLE_NAMES } from '../src/transfer/archive-format.js';
+import { ARCHIVE_VERSION, TABLE_NAMES } from '../src/transfer/archive-format.js';
 import { cardBody, startTestApp, type TestApp } from './helpers.js';
 import { adminToken, expectStatus, familyIdOf, familyOf, mustAdd, newUser, putCatalogueCard } from './fixtures.js';
 import { makeAudio, pollTranscode, startMediaStore, uploadAudio } from './support/media.js';
@@ -92,15 +92,34 @@ interface World {
   media: string[];
   familyImages: string[];
   familyId: string;
+  /** A player of the family, renamed and set, that never reported; its credential. */
+  player: { deviceId: string; token: string };
 }
 
 /** A small instance with every kind of record and real media (audio transcoded by ffmpeg, images). */
 async function seed(t: TestApp): Promise<World> {
   const [alice, bob, carol, dave] = [newUser('mv-alice'), newUser('mv-bob'), newUser('mv-carol'), newUser('mv-dave')] as [string, string, string, string];
-  const w: World = { users: [alice, bob, carol, dave], cards: [], groups: [], wishlists: [], uploads: [], media: [], familyImages: [], familyId: '' };
+  const w: World = {
+    users: [alice, bob, carol, dave],
+    cards: [],
+    groups: [],
+    wishlists: [],
+    uploads: [],
+    media: [],
+    familyImages: [],
+    familyId: '',
+    player: { deviceId: '', token: '' },
+  };
   const token = (u: string) => t.token(u, ALL);
   const admin = await adminToken(t);
   w.familyId = await familyOf(t, [alice, bob], ['mv-player-1']);
+  // A registered player with a name and settings of its own (issue 22); it never reports.
+  const registered = expectStatus(await t.call('POST', '/device-v2/devices/mine', { token: await token(alice), body: { name: 'Kitchen' } }), 201).body;
+  w.player = { deviceId: registered.device.deviceId as string, token: registered.credential.accessToken as string };
+  const settings = { name: 'Big kitchen', config: { maxVolumeLimit: '12', repeatAll: true, nightTime: '20:30' } };
+  expectStatus(await t.call('PUT', `/device-v2/${w.player.deviceId}/config`, { token: await token(bob), body: settings }), 200);
+  const shortcuts = { modes: { day: { content: [] }, night: { content: [] } } };
+  expectStatus(await t.call('PUT', `/device-v2/${w.player.deviceId}/shortcuts`, { token: await token(alice), body: { shortcuts } }), 200);
   const free = await putCatalogueCard(t, 'free');
   const club = await putCatalogueCard(t, 'club');
   const premium = await putCatalogueCard(t, 'premium');
@@ -205,11 +224,11 @@ function readsOf(w: World, signed: string[]): Record<string, string[]> {
     '/media/family/images': ['/media/family/images'],
     '/media/family/images/{imageId}': w.familyImages.map((id) => `/media/family/images/${id}`),
     '/admin/export': ['/admin/export', `/admin/export?familyId=${w.familyId}`],
-    // The world has no players: archives do not carry a player's name, settings or credential yet
-    // (issue 22's note), so only the empty list is compared.
+    // Its player's name and settings travel (archive version 2); it never reported, so its status
+    // is the same too (a last report does not travel).
     '/device-v2/devices/mine': ['/device-v2/devices/mine'],
-    '/device-v2/{deviceId}/config': [],
-    '/device-v2/{deviceId}/status': [],
+    '/device-v2/{deviceId}/config': [`/device-v2/${w.player.deviceId}/config`, '/device-v2/mv-player-1/config'],
+    '/device-v2/{deviceId}/status': [`/device-v2/${w.player.deviceId}/status`, '/device-v2/mv-player-1/status'],
   };
 }
 
@@ -278,6 +297,57 @@ describe(`moving house: ${SOURCE} to ${TARGET}`, { timeout: 120_000 }, () => {
       }
     }
     expect(compared).toBeGreaterThan(300);
+  });
+
+  it("a player travels with its name and settings, never its credential: its old token is refused until it is registered again", async () => {
+    const rows = rowsOf(await unpack(first), 'family_devices');
+    const row = rows.find((d) => d.device_id === world.player.deviceId)!;
+    expect(Object.keys(row)).toEqual(['device_id', 'family_id', 'added_at', 'position', 'name', 'device_type', 'config', 'shortcuts', 'registered_by']);
+    expect(row).toMatchObject({ name: 'Big kitchen', device_type: 'cardshelf-browser', registered_by: world.users[0] });
+    expect(JSON.parse(String(row.config))).toMatchObject({ maxVolumeLimit: '12', repeatAll: true, nightTime: '20:30' });
+
+    const member = await source.token(world.users[1]!, ALL);
+    const seen = async (t: TestApp) => expectStatus(await t.call('GET', `/device-v2/${world.player.deviceId}/config`, { token: member }), 200).body.device;
+    const [before, after] = [await seen(source), await seen(target)];
+    expect(after).toEqual(before);
+    expect(after).toMatchObject({ name: 'Big kitchen', config: { maxVolumeLimit: '12', repeatAll: true } });
+    expect(after.shortcuts.versionId).toMatch(/^[0-9a-f]{24}$/);
+    // The same signing key on both, so only the missing credential refuses the player's token.
+    const report = { playbackStatus: 'stopped', userVolumePercentage: 40 };
+    expectStatus(await source.call('GET', '/card/family/library', { token: world.player.token }), 200);
+    for (const [method, url, body] of [
+      ['GET', '/card/family/library', undefined],
+      ['PUT', `/device-v2/${world.player.deviceId}/status`, report],
+    ] as const) {
+      expect((await target.call(method, url, { token: world.player.token, body })).status, url).toBe(401);
+    }
+    expect(expectStatus(await target.call('GET', `/device-v2/${world.player.deviceId}/status`, { token: member }), 200).body.isOnline).toBe(false);
+  });
+
+  it('an archive of format version 1 (players without their settings) still imports; its players take the defaults', async () => {
+    let entries = await editTable(await unpack(first), 'family_devices', (rows) =>
+      rows.map(({ device_id, family_id, added_at, position }) => ({ device_id, family_id, added_at, position })),
+    );
+    const older = (e: Entry): Entry =>
+      e.name === 'cardshelf-archive.json' || e.name === 'manifest.json'
+        ? { ...e, data: Buffer.from(e.data.toString().replace(`"version":${ARCHIVE_VERSION}`, '"version":1')) }
+        : e;
+    entries = entries.map(older);
+    const fresh = await instance(TARGET);
+    try {
+      const report = await importInto(fresh, await repack(entries, { fixManifest: true }));
+      expect(report.rows.family_devices).toBe(2);
+      const member = await source.token(world.users[1]!, ALL);
+      const device = expectStatus(await fresh.call('GET', `/device-v2/${world.player.deviceId}/config`, { token: member }), 200).body.device;
+      // A device listed by id alone: its id for a name, the documented defaults.
+      expect(device.name).toBe(world.player.deviceId);
+      expect(device.config).toMatchObject({ maxVolumeLimit: '16', repeatAll: false });
+      // The rows the new instance writes are of the current version, the new columns null.
+      const again = rowsOf(await unpack(await exportOf(fresh)), 'family_devices').find((d) => d.device_id === world.player.deviceId);
+      expect(again).toMatchObject({ name: null, config: null, shortcuts: null, registered_by: null });
+    } finally {
+      await fresh.close();
+    }
   });
 
   it("a member's own export holds what that member may read, and moves to a fresh instance", async () => {
@@ -446,9 +516,9 @@ describe(`refusals leave the target as it was (${TARGET})`, { timeout: 120_000 }
   it('an archive of a newer format version, with a message saying so', async () => {
     const entries = await unpack(archive);
     const newer = entries.map((e) =>
-      e.name === 'cardshelf-archive.json' ? { ...e, data: Buffer.from(e.data.toString().replace('"version":1', '"version":2')) } : e,
+      e.name === 'cardshelf-archive.json' ? { ...e, data: Buffer.from(e.data.toString().replace(`"version":${ARCHIVE_VERSION}`, '"version":3')) } : e,
     );
-    await refused(await repack(newer), /format version 2, newer than this Cardshelf reads \(up to 1\)/);
+    await refused(await repack(newer), /format version 3, newer than this Cardshelf reads \(up to 2\)/);
   });
 
   it('ids already there: refused, or with skipConflicts left out (and nothing else changes)', async () => {

@@ -18,7 +18,8 @@ import { testDialect } from './support/test-database.js';
  * `cardshelf serve` seeded with the demo: two browser contexts, one the player ("Kitchen"), one the
  * parent. The parent presses "Play on Kitchen" in the family library; the player's audio element
  * plays that card; the parent's Family page shows it playing; pause and next work; a network drop
- * of the player is followed by reports again. Built app as test/web-app-browser.test.ts expects
+ * of the player is followed by reports again; "Play on" a player that is offline shows the plain
+ * 409 refusal. Built app as test/web-app-browser.test.ts expects
  * (`npm run build:web` first). Chromium plays without a gesture here
  * (--autoplay-policy=no-user-gesture-required); a real tablet shows "Start" once.
  */
@@ -41,6 +42,8 @@ function watch(page: Page, problems: string[]): Page {
     if (msg.type() !== 'error' || !new URL(page.url()).pathname.startsWith('/app')) return;
     // The player's network drop makes its requests fail on purpose.
     if (/net::ERR_INTERNET_DISCONNECTED/.test(msg.text())) return;
+    // A command to an offline player is refused on purpose (409), and the browser logs the answer.
+    if (/status of 409/.test(msg.text()) && /\/device-v2\/[0-9a-f]{24}\/command$/.test(msg.location().url)) return;
     problems.push(`console: ${msg.text()} ${msg.location().url}`);
   });
   return page;
@@ -182,6 +185,27 @@ describe.skipIf(!haveBrowser)(`the browser player in Chromium on ${testDialect()
     // And it still obeys: its stream is followed again.
     await parent.getByRole('button', { name: 'Pause Kitchen' }).click();
     await expect.poll(async () => (await audio(player)).paused, { timeout: 5_000 }).toBe(true);
+  });
+
+  it('"Play on Hall" for a player that never reported (offline): the parent sees the plain refusal, and nothing is sent', async () => {
+    // Registered by the parent but never opened: no status at all, so offline (as a closed page is 30 s after its last report).
+    const registered = await fetch(`${server.url}/device-v2/devices/mine`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${await parentToken()}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ name: 'Hall' }),
+    });
+    expect(registered.status).toBe(201);
+    await parent.getByRole('link', { name: 'Family library' }).click();
+    await parent.reload();
+    const kitchenBefore = await audio(player);
+    await parent.getByRole('button', { name: 'Play Our day on Hall' }).click();
+    const refusal = parent.getByRole('alert').filter({ hasText: "the player 'Hall' is offline (no status for 30 seconds); the command was not sent" });
+    await refusal.waitFor({ timeout: 5_000 });
+    await expect(parent.getByRole('status').filter({ hasText: 'Sent to Hall.' }).count()).resolves.toBe(0);
+    // Kitchen, online, is not the one that was told to play: its state is as it was.
+    expect((await audio(player)).paused).toBe(kitchenBefore.paused);
+    expect((await audio(player)).src).toBe(kitchenBefore.src);
+    await axe(parent, 'offline-refusal');
   });
 
   it('no console errors on the pages', () => {

@@ -16,8 +16,15 @@
  */
 
 export const ARCHIVE_FORMAT = 'cardshelf-archive';
-/** Raised when the format changes; an importer refuses archives of a later version than its own. */
-export const ARCHIVE_VERSION = 1;
+/**
+ * Raised when the format changes; an importer refuses archives of a later version than its own
+ * and reads earlier ones (a column a version added is null in an older archive's rows).
+ *   1: the first.
+ *   2: a family's players (`family_devices`) carry their name, type, settings (config,
+ *      shortcuts) and who registered them; never their credential (`credential_id`) or their last
+ *      report (`status`, `status_at`): an imported player is offline until registered again.
+ */
+export const ARCHIVE_VERSION = 2;
 
 export const HEADER_ENTRY = 'cardshelf-archive.json';
 export const MANIFEST_ENTRY = 'manifest.json';
@@ -80,7 +87,12 @@ export interface ColumnSpec {
   name: string;
   type: ColumnType;
   nullable?: boolean;
+  /** The archive version that added the column (nullable then): archives before it lack it. Default 1. */
+  since?: number;
 }
+
+/** The columns a row of `table` has in an archive of `version`, in order. */
+export const columnsOf = (table: TableSpec, version: number): readonly ColumnSpec[] => table.columns.filter((c) => (c.since ?? 1) <= version);
 
 export interface TableSpec {
   name: string;
@@ -177,7 +189,21 @@ export const TABLES: readonly TableSpec[] = [
   },
   {
     name: 'family_devices',
-    columns: [text('device_id'), text('family_id'), text('added_at'), int('position')],
+    // A player's credential (`credential_id`) is left out: a token of the old instance, or one a
+    // member revoked before a backup was taken, must never work again from an archive. Its last
+    // report (`status`, `status_at`) too: it is live state, and a copy of it would count the
+    // player online for a moment with no one listening for commands.
+    columns: [
+      text('device_id'),
+      text('family_id'),
+      text('added_at'),
+      int('position'),
+      { ...text('name', true), since: 2 },
+      { ...text('device_type', true), since: 2 },
+      { ...json('config', true), since: 2 },
+      { ...json('shortcuts', true), since: 2 },
+      { ...text('registered_by', true), since: 2 },
+    ],
     order: ['device_id'],
     keys: [['device_id']],
     references: [{ column: 'family_id', table: 'families' }],
@@ -335,10 +361,11 @@ export function encodeRow(table: TableSpec, row: Record<string, unknown>): strin
 export class BadRow extends Error {}
 
 /**
- * Parses and checks one line of a batch: exactly the table's columns, each of its type. What
- * passes can be inserted on either database as it is.
+ * Parses and checks one line of a batch of an archive of `version`: exactly the table's columns
+ * of that version, each of its type; the columns added since are null. What passes can be
+ * inserted on either database as it is.
  */
-export function decodeRow(table: TableSpec, line: string): Row {
+export function decodeRow(table: TableSpec, line: string, version = ARCHIVE_VERSION): Row {
   let parsed: unknown;
   try {
     parsed = JSON.parse(line);
@@ -348,11 +375,12 @@ export function decodeRow(table: TableSpec, line: string): Row {
   if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) throw new BadRow('not a JSON object');
   const row = parsed as Record<string, unknown>;
   const names = Object.keys(row);
-  const expected = table.columns.map((c) => c.name);
+  const columns = columnsOf(table, version);
+  const expected = columns.map((c) => c.name);
   if (names.length !== expected.length || names.some((n, i) => n !== expected[i])) {
     throw new BadRow(`columns are [${names.join(', ')}], expected [${expected.join(', ')}]`);
   }
-  for (const column of table.columns) {
+  for (const column of columns) {
     const value = row[column.name];
     if (value === null) {
       if (!column.nullable) throw new BadRow(`${column.name} is null`);
@@ -379,7 +407,8 @@ export function decodeRow(table: TableSpec, line: string): Row {
         break;
     }
   }
-  return row as Row;
+  if (columns.length === table.columns.length) return row as Row;
+  return Object.fromEntries(table.columns.map((c) => [c.name, (row[c.name] as Row[string] | undefined) ?? null]));
 }
 
 /** A key's value in a row, as one string (for sets and messages). */

@@ -173,7 +173,7 @@ async function checkArchive(db: Db, source: Readable, opts: ImportOptions): Prom
       rows[table.name] = (rows[table.name] ?? 0) + countLines(buffer);
       let decoded: Row[];
       try {
-        decoded = decodeBatch(table, entry.name, buffer);
+        decoded = decodeBatch(table, entry.name, buffer, header.version);
       } catch (err) {
         // A bad row is reported once the whole archive is known not to be damaged (a damaged
         // one is more often the reason, and its checksums say so only at the end).
@@ -268,14 +268,14 @@ function countLines(buffer: Buffer): number {
   return n;
 }
 
-function decodeBatch(table: TableSpec, name: string, buffer: Buffer): Row[] {
+function decodeBatch(table: TableSpec, name: string, buffer: Buffer, version: number): Row[] {
   const text = buffer.toString('utf8');
   if (!text.endsWith('\n')) refuse(`damaged archive: ${name} does not end with a line break`);
   const lines = text.slice(0, -1).split('\n');
   return lines.map((line, i) => {
     if (line.length > MAX_ROW_BYTES) refuse(`bad record in ${name}, line ${i + 1}: it is longer than a row can be (${MAX_ROW_BYTES} bytes)`);
     try {
-      return decodeRow(table, line);
+      return decodeRow(table, line, version);
     } catch (err) {
       if (err instanceof BadRow) return refuse(`bad record in ${name}, line ${i + 1}: ${err.message}`);
       throw err;
