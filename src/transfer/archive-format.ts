@@ -15,9 +15,15 @@
  * data twice, from SQLite or PostgreSQL, gives the same bytes.
  */
 
+import { ACCOUNT_TABLES } from './account-tables.js';
+
 export const ARCHIVE_FORMAT = 'cardshelf-archive';
-/** Raised when the format changes; an importer refuses archives of a later version than its own. */
-export const ARCHIVE_VERSION = 1;
+/**
+ * Raised when the format changes; an importer refuses archives of a later version than its own.
+ * 2: accounts, passkeys and registered apps (transfer/accounts.ts); an archive of version 1 has
+ * none of them and imports as it is.
+ */
+export const ARCHIVE_VERSION = 2;
 
 export const HEADER_ENTRY = 'cardshelf-archive.json';
 export const MANIFEST_ENTRY = 'manifest.json';
@@ -109,7 +115,7 @@ export interface TableSpec {
 export interface Reference {
   column: string;
   /** The table named, by its first key. */
-  table: 'media_objects' | 'cards' | 'families';
+  table: 'media_objects' | 'cards' | 'families' | 'accounts';
   /**
    * A family's archive may name what it does not carry: its library records name catalogue
    * cards, which a family's archive never holds (a server without them shows nothing there).
@@ -295,6 +301,8 @@ export const TABLES: readonly TableSpec[] = [
       { column: 'image_id', table: 'media_objects' },
     ],
   },
+  // Last: nothing else names them, and an archive of version 1 ends before them.
+  ...ACCOUNT_TABLES,
 ];
 
 export const TABLE_NAMES = TABLES.map((t) => t.name);
