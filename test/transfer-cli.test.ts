@@ -105,11 +105,11 @@ describe(`cardshelf export and import on ${testDialect()}`, { timeout: 240_000 }
     const entries = await unpack(archive);
     await writeFile(
       file('newer.tar.gz'),
-      await repack(entries.map((e) => (e.name === 'cardshelf-archive.json' ? { ...e, data: Buffer.from(e.data.toString().replace('"version":1', '"version":7')) } : e))),
+      await repack(entries.map((e) => (e.name === 'cardshelf-archive.json' ? { ...e, data: Buffer.from(e.data.toString().replace('"version":2', '"version":7')) } : e))),
     );
     const cases: [string, RegExp][] = [
       ['damaged.tar.gz', /^cardshelf: import: damaged archive: .*; nothing was written\n$/],
-      ['newer.tar.gz', /format version 7, newer than this Cardshelf reads \(up to 1\): import it with a newer Cardshelf; nothing was written/],
+      ['newer.tar.gz', /format version 7, newer than this Cardshelf reads \(up to 2\): import it with a newer Cardshelf; nothing was written/],
       ['a.tar.gz', /records of the archive conflict with data already there \(cards \(card_id\) .*\); nothing was written\. Give --skip-conflicts/],
     ];
     for (const [name, message] of cases) {
