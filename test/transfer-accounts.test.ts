@@ -6,7 +6,12 @@ import { openMediaStore } from '../src/media-store/open-media-store.js';
 import { addClient, listClients } from '../src/oauth/clients.js';
 import { ArchiveRefused, type ImportReport } from '../src/transfer/importer.js';
 import { createTransferService } from '../src/transfer/service.js';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { startTestApp, type TestApp } from './helpers.js';
+import { createDeployment } from './support/deployment.js';
+import { runCli, runScript } from './support/processes.js';
 import { adminToken, familyOf, newUser } from './fixtures.js';
 import { editTable, repack, rowsOf, unpack, type Entry } from './support/archives.js';
 import { testDialect, type TestDialect } from './support/test-database.js';
@@ -95,7 +100,7 @@ describe(`accounts move with an instance (${SOURCE} to ${TARGET})`, { timeout: 1
   it('export, import into an empty store: the same email and password sign in, passkeys and registered apps are there, sessions are not', async () => {
     const archive = await exportOf(source);
     const entries = await unpack(archive);
-    expect(JSON.parse(entries[0]!.data.toString()).version).toBe(2);
+    expect((JSON.parse(entries[0]!.data.toString()) as { version: number }).version).toBe(2);
     expect(rowsOf(entries, 'oauth_records').map((r) => [r.model, r.id])).toEqual([['Client', 'shelf-app']]);
 
     const target = await startTestApp({}, { dialect: TARGET });
@@ -236,6 +241,45 @@ describe(`refusals of sign-in rows, before anything is written (${TARGET})`, { t
       await repack(await editTable(instance, 'accounts', (rows) => rows.map((a) => (a.user_id === bob.userId ? { ...a, email_key: 'ann@example.com' } : a))), { fixManifest: true }),
       /email_key is not the email's/,
     );
+  });
+});
+
+/** As an operator runs it: own process, exit code, output; `stdin` written to it. */
+async function cli(args: string[], env: Record<string, string>, stdin?: string) {
+  const proc = stdin === undefined ? runCli(args, env) : runScript('src/main.ts', args, env, { stdin: true });
+  if (stdin !== undefined) proc.child.stdin!.end(stdin);
+  const exit = await proc.exited;
+  return { code: exit.code, stdout: proc.stdout(), stderr: proc.stderr() };
+}
+
+describe(`cardshelf export and import carry accounts and registered apps (${SOURCE})`, { timeout: 180_000 }, () => {
+  it('user add and client add on one instance; export, import on a fresh one: user list, client list, the password signs in', async () => {
+    const dir = await mkdtemp(path.join(tmpdir(), 'cardshelf-acx-'));
+    const [from, to] = await Promise.all([createDeployment(), createDeployment()]);
+    try {
+      const added = await cli(['user', 'add', '--email', 'Dee@Example.com', '--name', 'Dee', '--owner', '--password-stdin'], from.env, `${PASSWORD}\n`);
+      expect(added.code, added.stderr).toBe(0);
+      const client = await cli(['client', 'add', 'moved-app', '--name', 'Moved', '--redirect-uri', 'https://moved.example/cb'], from.env);
+      expect(client.code, client.stderr).toBe(0);
+      const file = path.join(dir, 'all.tar.gz');
+      const exported = await cli(['export', '--out', file], from.env);
+      expect(exported.code, exported.stderr).toBe(0);
+      const imported = await cli(['import', file], to.env);
+      expect(imported.code, imported.stderr).toBe(0);
+      expect(imported.stderr).toMatch(/^import: 2 rows written in [\d.]+ s \(accounts 1, oauth_records 1\), 0 media objects, 0 rows left out\n$/);
+
+      expect((await cli(['user', 'list'], to.env)).stdout).toContain('Dee@Example.com\tDee');
+      expect((await cli(['client', 'list'], to.env)).stdout).toContain('moved-app');
+      expect((await createAccountService(to.store()).authenticate('dee@example.com', PASSWORD))?.owner).toBe(true);
+      // Imported twice: the account is a conflict, refused (exit 2) as any id taken.
+      const again = await cli(['import', file], to.env);
+      expect(again.code).toBe(2);
+      expect(again.stderr).toMatch(/conflict with data already there/);
+    } finally {
+      await from.close();
+      await to.close();
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 });
 
