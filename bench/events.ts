@@ -8,15 +8,20 @@
  *    from A's answer to the event on a stream of B (matched by the entity tag, which the answer
  *    and the event share): p50, p99.
  * 3. Reads (GET /card/family/library, 304 revalidations) and writes (PUT of a group) per second
- *    with `--idle-streams` streams open against none, on one instance.
+ *    with `--idle-streams` streams open against none, on one instance. The streams are read by
+ *    a process of their own (bench/event-streams-client.ts). `--idle-families N`: they follow N
+ *    families, two members each, one of them the written family (1, the default: every stream
+ *    follows it, so every write is an event to each).
  *
  * PostgreSQL parts need BENCH_DATABASE_URL (an admin URL; a database is made and dropped).
  */
+import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import http from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
 import pg from 'pg';
@@ -30,6 +35,7 @@ const { values: args } = parseArgs({
     rate: { type: 'string', default: '200' },
     seconds: { type: 'string', default: '10' },
     'idle-streams': { type: 'string', default: '1000' },
+    'idle-families': { type: 'string', default: '1' },
     store: { type: 'string', default: 'postgres' },
   },
 });
@@ -37,6 +43,7 @@ const STREAMS = Number(args.streams);
 const RATE = Number(args.rate);
 const SECONDS = Number(args.seconds);
 const IDLE_STREAMS = Number(args['idle-streams']);
+const IDLE_FAMILIES = Number(args['idle-families']);
 const adminUrl = process.env.BENCH_DATABASE_URL;
 const usePostgres = args.store === 'postgres';
 if (usePostgres && !adminUrl) throw new Error('--store postgres needs BENCH_DATABASE_URL');
@@ -162,6 +169,32 @@ async function families(base: string, count: number, tag: string): Promise<{ fam
   return made;
 }
 
+/** bench/event-streams-client.ts in a child process: `count` streams open and read; `stop` closes them and answers the events read. */
+async function startStreamsClient(base: string, bearers: string[], count: number): Promise<{ stop(): Promise<number> }> {
+  const script = fileURLToPath(new URL('./event-streams-client.ts', import.meta.url));
+  // The same Node and loader (tsx) as this process.
+  const child = spawn(process.execPath, [...process.execArgv, script, base, String(count)], { stdio: ['pipe', 'pipe', 'inherit'] });
+  child.stdin.end(bearers.join('\n'));
+  let out = '';
+  child.stdout.setEncoding('utf8');
+  child.stdout.on('data', (chunk: string) => (out += chunk));
+  await new Promise<void>((resolve, reject) => {
+    const look = (): void => {
+      if (out.includes('ready\n')) resolve();
+    };
+    child.stdout.on('data', look);
+    child.once('exit', (code) => reject(new Error(`the streams' client exited (${code}) before its streams were open`)));
+  });
+  return {
+    async stop() {
+      const exited = new Promise((resolve) => child.once('exit', resolve));
+      child.kill('SIGTERM');
+      await exited;
+      return Number(/events (\d+)/.exec(out)?.[1] ?? NaN);
+    },
+  };
+}
+
 const report: string[] = [];
 const a = await start();
 try {
@@ -209,19 +242,26 @@ try {
     });
     return { reads: reads.requests.average, writes: writes.requests.average };
   }
+  // A first load warms the server up (its JIT, the database's caches); it is not counted.
+  await load();
   const none = await load();
-  // The idle streams follow the written family: every write is an event to each of them.
-  const idleToken = await token(writer.member);
-  const idle: Stream[] = [];
-  for (let i = 0; i < IDLE_STREAMS; i += 200) {
-    idle.push(...(await Promise.all(Array.from({ length: Math.min(200, IDLE_STREAMS - i) }, () => openStream(a.base, idleToken)))));
-  }
+  // The idle streams follow the written family (and `IDLE_FAMILIES - 1` others): a write is an
+  // event to each stream of its family. They are read by a process of their own, so that
+  // reading them takes nothing from autocannon.
+  const others = IDLE_FAMILIES > 1 ? await families(a.base, IDLE_FAMILIES - 1, 'idle') : [];
+  const idleTokens = await Promise.all([writer, ...others].flatMap((f) => [token(f.member), token(f.owner)]));
+  const streamsClient = await startStreamsClient(a.base, idleTokens, IDLE_STREAMS);
   const withStreams = await load();
-  for (const s of idle) s.close();
+  const eventsRead = await streamsClient.stop();
+  await pause(1000);
+  // Without streams again: a drift of the machine shows as a difference between the two.
+  const noneAgain = await load();
+  const pct = (x: number, y: number): string => `${((x / y - 1) * 100).toFixed(1)}%`;
   report.push(
     `3. reads/s (304 revalidations, 16 connections) ${none.reads.toFixed(0)} without streams, ${withStreams.reads.toFixed(0)} with ${IDLE_STREAMS} ` +
-      `(${((withStreams.reads / none.reads - 1) * 100).toFixed(1)}%); writes/s (group PUT, 8 connections, each an event to all ${IDLE_STREAMS} streams) ` +
-      `${none.writes.toFixed(0)} without, ${withStreams.writes.toFixed(0)} with (${((withStreams.writes / none.writes - 1) * 100).toFixed(1)}%)`,
+      `(${pct(withStreams.reads, none.reads)}), ${noneAgain.reads.toFixed(0)} without again; writes/s (group PUT, 8 connections, each an event to the ${Math.ceil(IDLE_STREAMS / IDLE_FAMILIES)} streams of its family) ` +
+      `${none.writes.toFixed(0)} without, ${withStreams.writes.toFixed(0)} with (${pct(withStreams.writes, none.writes)}), ${noneAgain.writes.toFixed(0)} without again; ` +
+      `${eventsRead} events read by the streams' process`,
   );
 
   // ---- 2. cross-instance latency (PostgreSQL) ----

@@ -9,6 +9,7 @@ import type { Config } from './config.js';
 import type { Store } from './db/dialect.js';
 import { migrateToLatest } from './db/migrate.js';
 import { openStore } from './db/store.js';
+import { registerAnswerCache } from './http/answer-cache.js';
 import { registerBodyTags } from './http/conditional.js';
 import { registerCors } from './http/cross-origin.js';
 import { clientError, methodAwareNotFound, registerErrorAnswers } from './http/error-handler.js';
@@ -102,6 +103,7 @@ export async function buildApp(config: Readonly<Config>, opts: AppOptions = {}):
   await registerSignIn(app, store, config, families);
   registerIdempotency(app, store);
   registerBodyTags(app);
+  registerAnswerCache(app, config.answerCacheBytes);
   app.setNotFoundHandler(notFound);
 
   registerOperationRoutes(app, { store, verifier, readyTimeoutMs: config.readyTimeoutMs });

@@ -104,6 +104,11 @@ const EnvSchema = Type.Object({
    * Content-Length is cut off (408) after this. Node's own default; audio uploads need it long.
    */
   REQUEST_TIMEOUT_MS: Type.Integer({ minimum: 1_000, maximum: 3_600_000, default: 300_000 }),
+  /**
+   * Memory for the answers of tagged reads kept by their entity tag (http/answer-cache.ts), in
+   * MiB, per process; 0 turns it off.
+   */
+  ANSWER_CACHE_MB: Type.Integer({ minimum: 0, maximum: 4096, default: 16 }),
   /** Largest accepted request body, in bytes (wishlists have their own, smaller, rule). */
   BODY_LIMIT: Type.Integer({ minimum: 1024, default: 1_048_576 }),
   /** Comma-separated list of allowed CORS origins, or `*`. */
@@ -159,6 +164,8 @@ export interface Config {
   media: MediaConfig;
   defaultCountry: string;
   bodyLimit: number;
+  /** Bytes of answers kept by their entity tag (0: none). */
+  answerCacheBytes: number;
   requestTimeoutMs: number;
   corsOrigin: string[] | '*';
   rateLimitPerMinute: number;
@@ -308,6 +315,7 @@ function fromEnv(env: Env): Config {
     },
     defaultCountry: env.DEFAULT_COUNTRY,
     bodyLimit: env.BODY_LIMIT,
+    answerCacheBytes: env.ANSWER_CACHE_MB * 1024 * 1024,
     requestTimeoutMs: env.REQUEST_TIMEOUT_MS,
     corsOrigin:
       env.CORS_ORIGIN.trim() === '*'

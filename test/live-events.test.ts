@@ -145,6 +145,51 @@ describe(`live events on ${testDialect()}`, () => {
     for (const s of Object.values(streams)) expect(ids(s.events)).toEqual([...ids(s.events)].sort((x, y) => x - y));
   });
 
+  it('sends library.removed (and library.added back) to every family holding a catalogue card an operator deletes (and restores), and to no one else', async () => {
+    const [a, b, c, d, loner] = [newUser('a'), newUser('b'), newUser('c'), newUser('d'), newUser('loner')];
+    await familyOf(t, [a, b]);
+    await familyOf(t, [c]);
+    await familyOf(t, [d]);
+    const card = await putCatalogueCard(t, 'free');
+    const other = await putCatalogueCard(t, 'free');
+    // Families 1 and 2 hold the card; family 3 holds another one only.
+    for (const [who, cardId] of [[a, card], [c, card], [d, other]] as const) {
+      expectStatus(await t.call('POST', '/card/family/library', { token: await asUser(who), body: { cardId } }), 201);
+    }
+    const streams = { a: await stream(a), b: await stream(b), c: await stream(c), d: await stream(d), loner: await stream(loner) };
+
+    await putCatalogueCard(t, 'free', { cardId: card, extra: { deleted: true } });
+    for (const [who, s] of [[b, streams.b], [c, streams.c], [a, streams.a]] as const) {
+      const removed = await s.waitFor((e) => e.event === 'library.removed');
+      expect(removed.data).toMatchObject({ kind: 'library.removed', ids: { cardId: card }, read: '/card/family/library' });
+      // The tag the reader's library answers with now (the card gone from it).
+      const library = await t.call('GET', '/card/family/library', { token: await asUser(who) });
+      expect(removed.data.tag).toBe(library.headers.etag);
+      expect(JSON.stringify(library.body)).not.toContain(card);
+    }
+    // The record ids are the families' own.
+    expect(streams.a.events[0]?.data.ids.recordId).toBe(streams.b.events[0]?.data.ids.recordId);
+    expect(streams.a.events[0]?.data.ids.recordId).not.toBe(streams.c.events[0]?.data.ids.recordId);
+
+    // Brought back, it re-enters the same libraries.
+    await putCatalogueCard(t, 'free', { cardId: card });
+    for (const s of [streams.a, streams.b, streams.c]) await s.waitFor((e) => e.event === 'library.added' && e.data.ids.cardId === card);
+    // A catalogue write that changes no library's holdings sends nothing.
+    await putCatalogueCard(t, 'free', { cardId: other, title: 'Renamed' });
+
+    // A last write of each reader's own: once it arrived, everything before it has too.
+    for (const [who, s] of Object.entries({ [a]: streams.a, [c]: streams.c, [d]: streams.d, [loner]: streams.loner })) {
+      expectStatus(await t.call('POST', '/wishlists', { token: await asUser(who), body: { content: [] } }), 201);
+      await s.waitFor((e) => e.event === 'wishlist.created');
+    }
+    const kinds = (s: EventStreamClient): string[] => s.events.map((e) => e.event);
+    expect(kinds(streams.a)).toEqual(['library.removed', 'library.added', 'wishlist.created']);
+    expect(kinds(streams.b)).toEqual(['library.removed', 'library.added']);
+    expect(kinds(streams.c)).toEqual(['library.removed', 'library.added', 'wishlist.created']);
+    expect(kinds(streams.d)).toEqual(['wishlist.created']);
+    expect(kinds(streams.loner)).toEqual(['wishlist.created']);
+  });
+
   it('resumes with Last-Event-ID (header or query) and misses nothing', async () => {
     const [a, b] = [newUser('a'), newUser('b')];
     await familyOf(t, [a, b]);

@@ -69,7 +69,7 @@ describe(`two server processes on one ${testDialect()} database`, () => {
   it('migrated the schema once, though both instances started together', async () => {
     const { db } = deployment.store();
     const rows = await db.selectFrom(sql.table('kysely_migration').as('m')).select(sql.ref<string>('name').as('name')).execute();
-    expect(rows.map((r) => r.name)).toEqual(['001-initial', '002-media', '003-readiness-probe', '004-conditional-requests', '005-transcode-turns', '006-sign-in', '007-sign-in-owners', '008-live-events', '009-players', '010-passkeys']);
+    expect(rows.map((r) => r.name)).toEqual(['001-initial', '002-media', '003-readiness-probe', '004-conditional-requests', '005-transcode-turns', '006-sign-in', '007-sign-in-owners', '008-live-events', '009-players', '010-passkeys', '011-live-events-order']);
   });
 
   it('50 simultaneous wishlist creates of one user: exactly 10 x 201, 40 x 400 wishlist-limit, 10 stored', async () => {
@@ -122,6 +122,36 @@ describe(`two server processes on one ${testDialect()} database`, () => {
       const list = await http(s.url, 'GET', '/card/family/library/groups', { token: tokens[0] });
       expect(list.body).toHaveLength(20);
     }
+  });
+
+  it('an answer one instance keeps by its tag gives way at once to a write made on the other', async () => {
+    // Each instance keeps the answers of its reads by entity tag (src/http/answer-cache.ts); the
+    // tag is read from the shared database on every request, so a write anywhere is seen at once.
+    const familyId = 'kept-answers';
+    const members = ['auth0|kept-a', 'auth0|kept-b'];
+    await putFamily(familyId, members);
+    const [a, b] = await Promise.all(members.map((m) => deployment.token(m)));
+    const [one, other] = servers.map((s) => s.url) as [string, string];
+    const titles = async (): Promise<string[]> => {
+      const r = await http(one, 'GET', '/content/mine', { token: a });
+      expect(r.status).toBe(200);
+      return r.body.cards.map((c: { title: string }) => c.title);
+    };
+    const libraryIds = async (): Promise<string[]> => {
+      const r = await http(one, 'GET', '/card/family/library', { token: a });
+      expect(r.status).toBe(200);
+      return r.body.cards.map((c: { cardId: string }) => c.cardId);
+    };
+    expect(await titles()).toEqual([]);
+    expect(await titles()).toEqual([]);
+    expect(await libraryIds()).toEqual([]);
+    expect(await libraryIds()).toEqual([]);
+
+    expect((await http(other, 'POST', '/content', { token: a, body: cardBody('Written elsewhere') })).status).toBe(201);
+    expect(await titles()).toEqual(['Written elsewhere']);
+    // The other member's add, on the other instance, changes what the first member's library shows.
+    expect((await http(other, 'POST', '/card/family/library', { token: b, body: { cardId: 'Free2' } })).status).toBe(201);
+    expect(await libraryIds()).toContain('Free2');
   });
 
   it('40 concurrent PUTs on one wishlist leave exactly one of the bodies, never a mix', async () => {

@@ -284,10 +284,12 @@ export interface InvitationsTable {
   used_by: string | null;
 }
 
-/** Migration 008: see modules/events/publish.ts. */
+/** Migrations 008 and 011: see modules/events/publish.ts. */
 export interface LiveEventsTable {
   /** PostgreSQL hands a bigint back as a string. */
   id: Generated<number | string>;
+  /** The writing transaction's id on PostgreSQL (`pg_current_xact_id()`), 0 on SQLite. */
+  tx_id: Generated<number | string>;
   family_id: string | null;
   user_id: string | null;
   kind: string;

@@ -93,31 +93,54 @@ export function answeredNotModified(request: FastifyRequest, reply: FastifyReply
   return true;
 }
 
-/** A read of stored JSON: 304 when `If-None-Match` names `tag`, else 200 with what `render` makes. */
+/**
+ * A read of stored JSON: 304 when `If-None-Match` names `tag`, else 200 with what `render`
+ * makes, or with the bytes sent before under the same tag (http/answer-cache.ts). `keep: false`
+ * for answers whose rendering decides more than the tag names: a signed answer reads who may
+ * read its media when it is rendered, and that must be read again for every 200.
+ */
 export async function sendTagged(
   request: FastifyRequest,
   reply: FastifyReply,
   tag: string,
   render: () => Promise<RawJson> | RawJson,
+  { keep = true }: { keep?: boolean } = {},
 ): Promise<FastifyReply> {
   if (answeredNotModified(request, reply, tag)) return reply;
-  return sendRaw(reply, 200, await render());
+  const cache = keep ? request.server.answerCache : undefined;
+  if (!cache) return sendRaw(reply, 200, await render());
+  const kept = cache.get(request, tag);
+  if (kept) return sendRaw(reply, 200, kept);
+  const body = Buffer.from(await render());
+  cache.set(request, tag, body);
+  return sendRaw(reply, 200, body);
 }
 
 /**
- * `sendTagged` for reads that can read their tag and their answer in one statement: a request
- * without If-None-Match (a first read) does so; a revalidation reads the tag alone first, since
- * it usually ends in a 304.
+ * `sendTagged` for reads that can read their tag and their answer in one statement. Without
+ * the answer cache, a request without If-None-Match (a first read) does so; a revalidation
+ * reads the tag alone first, since it usually ends in a 304. With the cache every read starts
+ * with the tag alone, since it usually finds the answer kept; on a miss the answer is read with
+ * its tag again, so the bytes kept and the tag they are kept under come from one snapshot.
  */
 export async function sendTaggedRead(
   request: FastifyRequest,
   reply: FastifyReply,
-  read: { tag: () => Promise<string>; render: () => Promise<RawJson>; both: () => Promise<{ tag: string; body: RawJson }> },
+  read: { tag: () => Promise<string>; both: () => Promise<{ tag: string; body: RawJson }> },
 ): Promise<FastifyReply> {
-  if (request.headers['if-none-match'] !== undefined) return sendTagged(request, reply, await read.tag(), read.render);
+  const cache = request.server.answerCache;
+  if (request.headers['if-none-match'] !== undefined || cache) {
+    const tag = await read.tag();
+    if (answeredNotModified(request, reply, tag)) return reply;
+    const kept = cache?.get(request, tag);
+    if (kept) return sendRaw(reply, 200, kept);
+  }
   const { tag, body } = await read.both();
   tagAnswer(reply, tag);
-  return sendRaw(reply, 200, body);
+  if (!cache) return sendRaw(reply, 200, body);
+  const bytes = Buffer.from(body);
+  cache.set(request, tag, bytes);
+  return sendRaw(reply, 200, bytes);
 }
 
 /**

@@ -22,12 +22,13 @@ export type App = FastifyInstance<
 export const JSON_CONTENT_TYPE = 'application/json; charset=utf-8';
 
 /**
- * Sends JSON that is already serialised (stored documents spliced into a response). Fastify
- * passes a string with a JSON content type through as it is.
+ * Sends JSON that is already serialised (stored documents spliced into a response, or the bytes
+ * of an answer kept by http/answer-cache.ts). Fastify passes a string with a JSON content type,
+ * or a Buffer, through as it is.
  */
 // Any route's reply, whatever its schema-typed generics: the body is JSON already, not a typed value.
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
-export function sendRaw(reply: FastifyReply<any, any, any, any, any, any, any, any>, status: number, body: RawJson): FastifyReply<any, any, any, any, any, any, any, any> {
+export function sendRaw(reply: FastifyReply<any, any, any, any, any, any, any, any>, status: number, body: RawJson | Buffer): FastifyReply<any, any, any, any, any, any, any, any> {
   return reply.code(status).type(JSON_CONTENT_TYPE).send(body);
 }
 

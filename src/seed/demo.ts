@@ -155,7 +155,7 @@ export async function seedDemo(store: Store, config: Readonly<Config>, log: (lin
   log(`family ${DEMO_FAMILY}: 2 members, 2 devices`);
 
   // Read back through the services, as a client would: seeding twice changes nothing.
-  if ((JSON.parse(await cards.listMine(DEMO_USER, true)) as { cards: unknown[] }).cards.length === 0) {
+  if ((JSON.parse((await cards.listMineTagged(DEMO_USER, true)).body) as { cards: unknown[] }).cards.length === 0) {
     for (const card of myoCards) await cards.save(DEMO_USER, card);
   }
   log(`MYO cards of ${DEMO_USER}: ${myoCards.length}`);

@@ -12,14 +12,12 @@ export interface OwnList {
 }
 
 /**
- * The reads of a user's list of MYO cards, compiled once (db/prepared.ts), with deleted cards
- * or without: the list alone, and the list with its change counter in the same statement (a
- * read that will answer 200 pays one statement, not two). The database joins the stored list
- * forms itself (`string_agg`, SQLite 3.44+ and PostgreSQL), in list order: one text value instead
- * of a row a card.
+ * The read of a user's list of MYO cards with its change counter, in one statement compiled
+ * once (db/prepared.ts), with deleted cards or without. The database joins the stored list
+ * forms itself (`string_agg`, SQLite 3.44+ and PostgreSQL), in list order: one text value
+ * instead of a row a card.
  */
 export function ownListReads(db: Db, includeDeleted: boolean): {
-  list: (on: Db, userId: string) => Promise<string>;
   listWithVersion: (on: Db, scope: string, userId: string) => Promise<OwnList>;
 } {
   const summaries = (userId: string) => {
@@ -31,7 +29,6 @@ export function ownListReads(db: Db, includeDeleted: boolean): {
     if (!includeDeleted) query = query.where('deleted', '=', 0);
     return query;
   };
-  const list = prepared((userId: string) => summaries(userId), 1);
   const listWithVersion = prepared(
     (scope: string, userId: string) =>
       db.selectNoFrom((eb) => [
@@ -41,10 +38,6 @@ export function ownListReads(db: Db, includeDeleted: boolean): {
     2,
   );
   return {
-    async list(on, userId) {
-      const [row] = await list(on, userId);
-      return row?.members ?? '';
-    },
     async listWithVersion(on, scope, userId) {
       const [row] = await listWithVersion(on, scope, userId);
       return { version: Number(row?.version ?? 0), members: row?.members ?? '' };

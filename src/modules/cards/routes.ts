@@ -45,7 +45,6 @@ export async function cardRoutes(
         const showDeleted = isOn(req.query.showdeleted);
         return sendTaggedRead(req, reply, {
           tag: () => cards.listTag(userId, showDeleted),
-          render: () => cards.listMine(userId, showDeleted),
           both: () => cards.listMineTagged(userId, showDeleted),
         });
       },
@@ -74,8 +73,12 @@ export async function cardRoutes(
         if (!isOn(req.query.playable)) return sendTagged(req, reply, tag, () => card);
         // One clock reading for the tag and the URLs: both name the same signing window.
         const at = Date.now();
-        return sendTagged(req, reply, tagger.signed(tag, { window: media.window(at), keyId: media.keyId, reader: userId }), async () =>
-          media.signAll(card, await rights.forCard(userId, access, mediaRefHashesIn(card)), at),
+        return sendTagged(
+          req,
+          reply,
+          tagger.signed(tag, { window: media.window(at), keyId: media.keyId, reader: userId }),
+          async () => media.signAll(card, await rights.forCard(userId, access, mediaRefHashesIn(card)), at),
+          { keep: false },
         );
       },
     });

@@ -9,6 +9,7 @@ import { newCardId } from '../../shared/ids.js';
 import { asRawJson, wrapRaw, type RawJson } from '../../shared/raw-json.js';
 import { publish } from '../events/publish.js';
 import { familyIdOfUser } from '../families/queries.js';
+import { publishCatalogueCardShown } from '../library/live-events.js';
 import type { FamilyService } from '../families/service.js';
 import { mayReadCard } from './access.js';
 import { buildCardDoc, cardRow, mergeUpdate } from './card-document.js';
@@ -26,11 +27,9 @@ export interface TaggedCard {
 export type SavedCard = TaggedCard & { created: boolean };
 
 export interface CardService {
-  /** The entity tag of `listMine` (from the user's cards counter, without reading the cards). */
+  /** The entity tag of `listMineTagged` (from the user's cards counter, without reading the cards). */
   listTag(userId: string, showDeleted: boolean): Promise<string>;
-  /** `{"cards": [...]}`: the caller's MYO cards in list form. */
-  listMine(userId: string, showDeleted: boolean): Promise<RawJson>;
-  /** `listMine` and its tag, read in one statement. */
+  /** `{"cards": [...]}`, the caller's MYO cards in list form, and its tag, read in one statement. */
   listMineTagged(userId: string, showDeleted: boolean): Promise<{ tag: string; body: RawJson }>;
   /**
    * `{"card": ...}` with chapters, if the caller may read it; otherwise not-found. `access`
@@ -125,10 +124,6 @@ export function createCardService(
       return listTagOf(userId, showDeleted, version ?? 0);
     },
 
-    async listMine(userId, showDeleted) {
-      return cardList(await (showDeleted ? ownLists.all : ownLists.live).list(db, userId));
-    },
-
     async listMineTagged(userId, showDeleted) {
       const read = showDeleted ? ownLists.all : ownLists.live;
       const { version, members } = await read.listWithVersion(db, scopes.cards(userId), userId);
@@ -212,6 +207,9 @@ export function createCardService(
         if (!existing) await repo.insertCard(trx, row);
         // Any family's library and groups may show a catalogue card.
         await bumpCounters(trx, [scopes.catalogue]);
+        // Deleted (or brought back), it leaves (or re-enters) the libraries holding it.
+        const shown = row.deleted === 0;
+        if (existing && (existing.deleted === 0) !== shown) await publishCatalogueCardShown(trx, store, tagger, cardId, shown);
         return { created: !existing, card: wrapRaw('card', row.doc), tag: cardTag(cardId, version) };
       });
     },

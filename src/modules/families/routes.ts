@@ -1,6 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import { SCOPES } from '../../auth/scopes.js';
-import { answeredNotModified } from '../../http/conditional.js';
+import { sendTagged } from '../../http/conditional.js';
+import type { RawJson } from '../../shared/raw-json.js';
 import type { App } from '../../http/route-app.js';
 import { isOn } from '../../shared/query-flags.js';
 import { authErrors } from '../../shared/schemas.js';
@@ -24,8 +25,8 @@ export async function familyRoutes(app: App, opts: { families: FamilyService }):
       const { userId } = req.principal;
       const opts = { showHistory: isOn(req.query.showhistory), allowStub: isOn(req.query.allowStub) };
       const { tag, render } = await families.read(userId, opts);
-      if (answeredNotModified(req, reply, tag)) return reply;
-      return { family: await render() };
+      // Serialised by this route's schema, as `send` would: the bytes can then be kept by their tag.
+      return sendTagged(req, reply, tag, async () => reply.serializeInput({ family: await render() }, '200') as RawJson);
     },
   });
 

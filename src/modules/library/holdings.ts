@@ -53,10 +53,13 @@ export async function heldCards(db: Db, familyId: string, query: HoldingsQuery):
   if (!query.includeDeleted) recorded = recorded.where('c.deleted', '=', 0);
   if (ids) recorded = recorded.where('r.card_id', 'in', ids);
 
+  // Joined to the members, not `user_id in (members)`: SQLite plans that as a scan of every
+  // card (with a Bloom filter), where the join reads each member's cards by index
+  // (cards_owner_list): 1.3-1.7 ms against 0.55-0.85 ms for ~100 cards on the bench's database.
   let members = db
-    .selectFrom('cards as c')
+    .selectFrom(memberIdsOf(db, familyId).as('m'))
+    .innerJoin('cards as c', 'c.user_id', 'm.user_id')
     .select(['c.card_id', 'c.created_at as added_at', sql<number>`0`.as('in_family_library'), 'c.deleted', json])
-    .where('c.user_id', 'in', memberIdsOf(db, familyId))
     .where('c.origin', '=', 'myo')
     .where('c.deleted', '=', 0);
   if (ids) members = members.where('c.card_id', 'in', ids);

@@ -19,3 +19,8 @@ export async function findRecord(db: Db, familyId: string, cardId: string): Prom
     .where('card_id', '=', cardId)
     .executeTakeFirst();
 }
+
+/** Every family's record of a card (the families whose library holds it), in family order. */
+export async function recordsOfCard(db: Db, cardId: string): Promise<Pick<LibraryRecordRow, 'family_id' | 'record_id'>[]> {
+  return db.selectFrom('library_records').select(['family_id', 'record_id']).where('card_id', '=', cardId).orderBy('family_id').execute();
+}

@@ -1,6 +1,6 @@
 import type { Static } from '@sinclair/typebox';
 import type { LibraryRecordRow } from '../../db/database.js';
-import { bumpCounters, familyScope, readCounters, scopes, type FamilyScope } from '../../db/change-counters.js';
+import { bumpCounters, scopes } from '../../db/change-counters.js';
 import type { Store } from '../../db/dialect.js';
 import { inUnitOfWork, type CommitStep } from '../../db/unit-of-work.js';
 import type { TaggedRead, Tagger } from '../../shared/entity-tag.js';
@@ -9,22 +9,18 @@ import { AppError, notFound } from '../../shared/errors.js';
 import { rawArray, rawObject, withRaw, type RawJson } from '../../shared/raw-json.js';
 import { mayReadCard } from '../cards/access.js';
 import { findCard } from '../cards/queries.js';
-import { publish } from '../events/publish.js';
 import type { FamilyService } from '../families/service.js';
 import type { GroupService } from '../groups/service.js';
 import { heldCards } from './holdings.js';
+import { libraryTag, publishLibraryChanges, scopesShown, type LibraryForm } from './live-events.js';
 import * as repo from './repository.js';
 import { addability, familyContentRecord, newLibraryRecord } from './rules.js';
 import type { LibraryRecord } from './schemas.js';
 
 type RecordView = Static<typeof LibraryRecord>;
 
-export interface LibraryListOptions {
-  /** `showdeleted=true`: also the records whose card was deleted. */
-  showDeleted: boolean;
-  /** `view=groups`: also the family's groups, each with `cards: []`. */
-  withGroups: boolean;
-}
+/** `showDeleted` (`showdeleted=true`): also the records whose card was deleted; `withGroups` (`view=groups`): also the family's groups, each with `cards: []`. */
+export type LibraryListOptions = LibraryForm;
 
 /** The answer of an add: `created` is false when the library held the card already. */
 export interface AddedRecord {
@@ -71,11 +67,6 @@ export function createLibraryService(
     return rawObject(members);
   }
 
-  /** The library's tag: the family, the form asked for, and the counters of what it shows. */
-  const libraryTag = (familyId: string, { showDeleted, withGroups }: LibraryListOptions, counters: number[]): string =>
-    tagger.tag(['library', familyId, showDeleted, withGroups, ...counters]);
-  const scopesShown = ({ withGroups }: LibraryListOptions): FamilyScope[] => ['family', 'catalogue', ...(withGroups ? (['groups'] as const) : [])];
-
   return {
     async listRead(userId, { showDeleted, withGroups }) {
       // The family's records and members' cards, catalogue cards in it, and its groups if shown.
@@ -84,7 +75,7 @@ export function createLibraryService(
       // family's id and the counters of the tag come from one read.
       const { familyId, counters } = await families.ensureFamilyIdCounted(userId, wanted);
       return {
-        tag: libraryTag(familyId, { showDeleted, withGroups }, counters),
+        tag: libraryTag(tagger, familyId, { showDeleted, withGroups }, counters),
         render: () => render(familyId, { showDeleted, withGroups }),
       };
     },
@@ -120,16 +111,7 @@ export function createLibraryService(
           if (await repo.insertRecordIfAbsent(trx, row)) {
             await families.recordEvent(trx, familyId, 'card-added', at, { cardId, userId });
             await bumpCounters(trx, [scopes.family(familyId)]);
-            // The event names the tag of the library's plain form (`GET /card/family/library`).
-            const plain = { showDeleted: false, withGroups: false };
-            const counters = await readCounters(trx, scopesShown(plain).map((kind) => familyScope(kind, familyId)));
-            await publish(trx, store.dialect, {
-              kind: 'library.added',
-              audience: { familyId },
-              ids: { cardId, recordId: row.record_id },
-              read: '/card/family/library',
-              tag: libraryTag(familyId, plain, counters),
-            });
+            await publishLibraryChanges(trx, store, tagger, [{ kind: 'library.added', familyId, cardId, recordId: row.record_id }]);
             return { created: true, record: recordView(row) };
           }
           const existing = await repo.findRecord(trx, familyId, cardId);

@@ -60,7 +60,7 @@ export async function wishlistRoutes(
     if (format === 'raw') return sendTagged(req, reply, tag, render);
     const at = Date.now();
     const signedTag = tagger.signed(tag, { window: media.window(at), keyId: media.keyId, reader: req.principal.userId });
-    return sendTagged(req, reply, signedTag, async () => signFor(req.principal.userId, await render(), at));
+    return sendTagged(req, reply, signedTag, async () => signFor(req.principal.userId, await render(), at), { keep: false });
   };
   /** A write's answer carries the tag a read of the same form (by the writer) would. */
   const writeTag = (tag: string, format: string | undefined, userId: string): string =>

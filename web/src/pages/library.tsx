@@ -36,7 +36,7 @@ export function LibraryPage() {
   };
   useEffect(() => void load(), []);
   // Other members' changes: cards added, groups, and their cards' titles and covers.
-  useLiveEvents(['library.added', 'group.', 'card.'], load);
+  useLiveEvents(['library.', 'group.', 'card.'], load);
 
   const act = async (work: Promise<{ error?: unknown; response: Response }>, done: string) => {
     const { error: e, response } = await work;
