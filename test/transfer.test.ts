@@ -451,9 +451,9 @@ describe(`refusals leave the target as it was (${TARGET})`, { timeout: 120_000 }
 
   it('a key twice in the archive, or a reference to nothing, is found before anything is written (media included)', async () => {
     const entries = await unpack(archive);
-    // The last table of the archive (family images): a duplicate there used to fail in the
+    // The last table of an archive of version 1 (family images): a duplicate there used to fail in the
     // database after the media and every other table had been written.
-    const last = entries.filter((e) => e.name.startsWith('tables/')).at(-1)!;
+    const last = entries.filter((e) => e.name.startsWith('tables/14-family_images/')).at(-1)!;
     expect(last.name).toMatch(/^tables\/14-family_images/);
     const [first] = last.data.toString().split('\n');
     const twice = entries.map((e) => (e === last ? { ...e, data: Buffer.concat([e.data, Buffer.from(`${first}\n`)]) } : e));

@@ -15,14 +15,18 @@
  * data twice, from SQLite or PostgreSQL, gives the same bytes.
  */
 
+import { ACCOUNT_TABLES } from './account-tables.js';
+
 export const ARCHIVE_FORMAT = 'cardshelf-archive';
 /**
  * Raised when the format changes; an importer refuses archives of a later version than its own
- * and reads earlier ones (a column a version added is null in an older archive's rows).
+ * and reads earlier ones (a column a version added is null in an older archive's rows; a table
+ * a version added is absent from an older archive).
  *   1: the first.
  *   2: a family's players (`family_devices`) carry their name, type, settings (config,
  *      shortcuts) and who registered them; never their credential (`credential_id`) or their last
  *      report (`status`, `status_at`): an imported player is offline until registered again.
+ *      And accounts, passkeys and registered apps (transfer/accounts.ts).
  */
 export const ARCHIVE_VERSION = 2;
 
@@ -121,7 +125,7 @@ export interface TableSpec {
 export interface Reference {
   column: string;
   /** The table named, by its first key. */
-  table: 'media_objects' | 'cards' | 'families';
+  table: 'media_objects' | 'cards' | 'families' | 'accounts';
   /**
    * A family's archive may name what it does not carry: its library records name catalogue
    * cards, which a family's archive never holds (a server without them shows nothing there).
@@ -321,6 +325,8 @@ export const TABLES: readonly TableSpec[] = [
       { column: 'image_id', table: 'media_objects' },
     ],
   },
+  // Last: nothing else names them, and an archive of version 1 ends before them.
+  ...ACCOUNT_TABLES,
 ];
 
 export const TABLE_NAMES = TABLES.map((t) => t.name);

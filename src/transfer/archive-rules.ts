@@ -2,6 +2,7 @@ import { sql } from 'kysely';
 import type { Db } from '../db/unit-of-work.js';
 import { PUBLIC_ICONS_OWNER } from '../modules/media/images.js';
 import { keyOf, type ArchiveScope, type Reference, type Row, type TableSpec } from './archive-format.js';
+import { checkAccountRows } from './accounts.js';
 import { KeyIndex } from './key-index.js';
 import { typeMismatch } from './media-type.js';
 import { refuse } from './refusal.js';
@@ -25,8 +26,8 @@ interface At {
 }
 const where = (at: At): string => `${at.entry}, line ${at.line}`;
 
-const NOUN: Record<Reference['table'], string> = { media_objects: 'media object', cards: 'card', families: 'family' };
-const FIRST_KEY: Record<Reference['table'], string> = { media_objects: 'sha256', cards: 'card_id', families: 'family_id' };
+const NOUN: Record<Reference['table'], string> = { media_objects: 'media object', cards: 'card', families: 'family', accounts: 'account' };
+const FIRST_KEY: Record<Reference['table'], string> = { media_objects: 'sha256', cards: 'card_id', families: 'family_id', accounts: 'user_id' };
 
 /** Tables whose rows name their user, and the column: a user who has any of them uses this server. */
 const OWNED_BY: readonly [string, string][] = [
@@ -35,6 +36,8 @@ const OWNED_BY: readonly [string, string][] = [
   ['media_holdings', 'owner_id'],
   ['audio_uploads', 'user_id'],
   ['display_icons', 'user_id'],
+  ['accounts', 'user_id'],
+  ['passkeys', 'user_id'],
 ];
 
 /**
@@ -82,6 +85,7 @@ export class RowRules {
       this.sizesAndTypes(table, row, at(i));
     }
     for (const reference of table.references ?? []) await this.resolves(table, reference, rows, at);
+    await checkAccountRows(this.db, table, rows, (i) => where(at(i)), this.familyId);
     if (this.familyId !== undefined) await this.inFamily(this.familyId, table, rows, at);
   }
 
@@ -240,6 +244,10 @@ export class RowRules {
         case 'family_images':
           ofFamily(row, i);
           carried(row, 'image_id', i);
+          break;
+        case 'accounts':
+        case 'passkeys':
+          ofMember(row, i);
           break;
       }
     }

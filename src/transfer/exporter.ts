@@ -27,6 +27,7 @@ import {
   type ManifestEntry,
   type TableSpec,
 } from './archive-format.js';
+import { INSTANCE_ACCOUNT_FILTERS, familyAccountFilters } from './accounts.js';
 import { ALL_ROWS, IN_LIST_CHUNK, readTable, type RowFilter } from './table-reader.js';
 
 /**
@@ -79,7 +80,7 @@ async function writeArchive(
   { progress, reader }: ExportOptions,
 ): Promise<void> {
   const filters = scope.kind === 'instance' ? undefined : await familyFilters(db, scope.familyId, reader);
-  const filterOf = (table: TableSpec): RowFilter => filters?.[table.name] ?? ALL_ROWS;
+  const filterOf = (table: TableSpec): RowFilter => (filters ?? INSTANCE_ACCOUNT_FILTERS)[table.name] ?? ALL_ROWS;
   const entries: ManifestEntry[] = [];
   const counts: Record<string, number> = {};
   const state: ExportProgress = { table: '', rows: 0, mediaObjects: 0 };
@@ -206,6 +207,7 @@ async function familyFilters(db: Db, familyId: string, reader: string | undefine
     transcodes: { column: 'source_sha256', values: hashes },
     display_icons: ofOwners,
     family_images: ofFamily,
+    ...familyAccountFilters(members, reader),
   };
 }
 

@@ -27,6 +27,7 @@ import {
   type Row,
   type TableSpec,
 } from './archive-format.js';
+import { asFamilyAccount } from './accounts.js';
 import { EntryTooLarge, hashOf, readAll, readEntries, type ArchiveEntry } from './archive-reader.js';
 import { RowRules, type MediaEntry } from './archive-rules.js';
 import { SNIFF_BYTES, sniffType } from './media-type.js';
@@ -380,7 +381,7 @@ async function writeArchive(store: Store, media: MediaStore, source: Readable, c
         const table = TABLES[parseBatchEntryName(entry.name)!.tableIndex]!;
         // The bytes are those pass one checked row by row (same SHA-256): parsing them is enough.
         const parsed = buffer.toString('utf8').slice(0, -1).split('\n').map((line) => JSON.parse(line) as Row);
-        const incoming = table.name === 'transcodes' && checked.header.scope.kind === 'family' ? parsed.map(queuedAnew) : parsed;
+        const incoming = checked.header.scope.kind === 'family' ? parsed.map((row) => asFamilyRow(table, row)) : parsed;
         const rows = await keep(trx, table, incoming, checked, opts, skippedFamilies);
         report.skipped[table.name] = (report.skipped[table.name] ?? 0) + rows.skipped;
         await insertRows(trx, table, rows.kept);
@@ -425,6 +426,13 @@ async function keep(
     for (const row of rows) if (!kept.includes(row)) skippedFamilies.add(String(row.family_id));
   }
   return { kept, skipped: rows.length - kept.length };
+}
+
+/** A row of a family's archive as it is written: see queuedAnew and asFamilyAccount. */
+function asFamilyRow(table: TableSpec, row: Row): Row {
+  if (table.name === 'transcodes') return queuedAnew(row);
+  if (table.name === 'accounts') return asFamilyAccount(row);
+  return row;
 }
 
 /**
