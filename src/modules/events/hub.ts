@@ -6,7 +6,7 @@ import { inUnitOfWork } from '../../db/unit-of-work.js';
 import { AppError } from '../../shared/errors.js';
 import { EVENTS_CHANNEL, localPublications } from './publish.js';
 import * as repo from './repository.js';
-import { isAfter, type LoggedEvent, type Position, type Reader } from './repository.js';
+import type { LoggedEvent, Reader } from './repository.js';
 
 /**
  * The open event streams of one instance, and what wakes them. The log (table `live_events`)
@@ -64,21 +64,13 @@ const MAX_PENDING = 10_000;
 const RETRY_AFTER_SECONDS = 5;
 /** setTimeout's longest delay. */
 const MAX_TIMER_MS = 2 ** 31 - 1;
-/**
- * How soon the log is read again when it held events back (PostgreSQL: they committed, but a
- * transaction that started before them still runs, publish.ts); no NOTIFY may come when that
- * one ends.
- */
-const HELD_RETRY_MS = 20;
 
 interface Stream {
   slot: StreamSlot;
   reader: Reader;
   sink: EventSink;
-  /** The place of the last event sent (or skipped as unseen): nothing at or before it is sent again. */
-  cursor: Position;
-  /** Events past the cursor that committed before the stream started: not sent (repo.logBounds). */
-  skip: Set<number>;
+  /** The id of the last event sent (or skipped as unseen): nothing at or below it is sent again. */
+  cursor: number;
   /** Live events that came while the stream replayed; null once it follows the log. */
   pending: LoggedEvent[] | null;
   expiry: NodeJS.Timeout | undefined;
@@ -93,21 +85,18 @@ export function createEventHub(
   opts: { postgres: PostgresConfig | undefined; log: { warn(obj: object, msg: string): void } },
 ): EventHub {
   const { db } = store;
-  // PostgreSQL's writers run at once: the log is read up to its horizon (publish.ts).
-  const ordered = store.dialect.name === 'postgres';
   const streams = new Set<Stream>();
   const byFamily = new Map<string, Set<Stream>>();
   const byUser = new Map<string, Set<Stream>>();
   const slotsOf = new Map<string, number>();
   let slots = 0;
-  let lastRead: Position = { tx: 0, id: 0 };
+  let lastRead = 0;
   let reading = false;
   let readAgain = false;
   let closing = false;
   let listener: NotifyListener | undefined;
   let heartbeat: NodeJS.Timeout | undefined;
   let poll: NodeJS.Timeout | undefined;
-  let retry: NodeJS.Timeout | undefined;
 
   const index = (map: Map<string, Set<Stream>>, key: string | undefined, stream: Stream, add: boolean): void => {
     if (key === undefined) return;
@@ -150,9 +139,8 @@ export function createEventHub(
   }
 
   function send(stream: Stream, event: LoggedEvent): void {
-    if (stream.closed || !isAfter(event, stream.cursor)) return;
-    stream.cursor = { tx: event.tx, id: event.id };
-    if (stream.skip.delete(event.id)) return;
+    if (stream.closed || event.id <= stream.cursor) return;
+    stream.cursor = event.id;
     write(stream, frame(event));
     // The user moved to another family: the stream follows the old one, so it ends; the client
     // reconnects (from this event) and follows the new one.
@@ -182,18 +170,11 @@ export function createEventHub(
       do {
         readAgain = false;
         for (;;) {
-          const { events, more, held } = await repo.readLog(db, ordered, lastRead, BATCH);
+          const events = await repo.eventsAfter(db, lastRead, BATCH);
           for (const event of events) dispatch(event);
           const last = events.at(-1);
-          if (last && isAfter(last, lastRead)) lastRead = { tx: last.tx, id: last.id };
-          if (held && retry === undefined) {
-            retry = setTimeout(() => {
-              retry = undefined;
-              void wake();
-            }, HELD_RETRY_MS);
-            retry.unref();
-          }
-          if (!more) break;
+          if (last) lastRead = Math.max(lastRead, last.id);
+          if (events.length < BATCH) break;
         }
       } while (readAgain && streams.size > 0);
     } catch (err) {
@@ -226,8 +207,7 @@ export function createEventHub(
   function stopFollowing(): void {
     clearInterval(heartbeat);
     clearInterval(poll);
-    clearTimeout(retry);
-    heartbeat = poll = retry = undefined;
+    heartbeat = poll = undefined;
   }
 
   async function prune(): Promise<void> {
@@ -273,15 +253,9 @@ export function createEventHub(
     },
 
     async start(slot, { reader, lastEventId, expiresAt }, sink) {
-      let head: Position;
-      let start: Position;
-      let committed: number[];
-      let from: Position | undefined;
+      let bounds: { lastId: number; prunedUpTo: number };
       try {
-        ({ head, start, committed } = await repo.logBounds(db, ordered));
-        // A resume goes on after the event the client names; the head's id (a `reset` names it)
-        // resumes from the head even when the log is empty.
-        from = lastEventId === undefined ? undefined : lastEventId === head.id ? head : await repo.positionOf(db, lastEventId);
+        bounds = await repo.logBounds(db);
       } catch (err) {
         slot.release();
         throw err;
@@ -296,9 +270,9 @@ export function createEventHub(
         sink.end(': server shutting down; reconnect\n\n');
         return;
       }
-      const stream: Stream = { slot, reader, sink, cursor: start, skip: new Set(committed), pending: [], expiry: undefined, closed: false };
+      const stream: Stream = { slot, reader, sink, cursor: bounds.lastId, pending: [], expiry: undefined, closed: false };
       if (streams.size === 0) {
-        if (isAfter(start, lastRead)) lastRead = start;
+        lastRead = Math.max(lastRead, bounds.lastId);
         startFollowing();
       }
       streams.add(stream);
@@ -311,21 +285,18 @@ export function createEventHub(
       }
       write(stream, `retry: ${RETRY_AFTER_SECONDS * 1000}\n: connected\n\n`);
 
-      // A resume from an event the log no longer has (before its window, or of another log)
-      // cannot be replayed.
-      if (lastEventId !== undefined && from === undefined) {
-        write(stream, `id: ${head.id}\nevent: reset\ndata: {"kind":"reset"}\n\n`);
-      } else if (from !== undefined) {
-        stream.cursor = from;
-        stream.skip.clear();
+      // A resume from before the log's window (or from another log) cannot be replayed.
+      if (lastEventId !== undefined && (lastEventId < bounds.prunedUpTo || lastEventId > bounds.lastId)) {
+        write(stream, `id: ${bounds.lastId}\nevent: reset\ndata: {"kind":"reset"}\n\n`);
+      } else if (lastEventId !== undefined) {
+        stream.cursor = lastEventId;
       }
       try {
         // Replays from the cursor; what the hub reads meanwhile waits in `pending`.
         for (;;) {
-          // Events held back here come with the hub's reads (their `pending`).
-          const { events, more } = await repo.readLog(db, ordered, stream.cursor, BATCH, reader);
+          const events = await repo.eventsOfReaderAfter(db, reader, stream.cursor, BATCH);
           for (const event of events) send(stream, event);
-          if (!more || stream.closed) break;
+          if (events.length < BATCH || stream.closed) break;
         }
       } catch (err) {
         end(stream, 'the log could not be read; reconnect');

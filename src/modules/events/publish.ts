@@ -6,32 +6,17 @@ import { now } from '../../shared/clock.js';
 
 /**
  * Publishing a live event (`GET /user/family/events`, issue 21). Any module calls `publish`
- * INSIDE the transaction of the write the event describes, after `bumpCounters` (an event
- * names the tag the counters make): the event is a row of the log (table `live_events`) that
- * commits with the change or not at all, so the log is the truth; streams read it, and a
- * notification only wakes them.
+ * INSIDE the transaction of the write the event describes, as its LAST statements (after
+ * `bumpCounters`): the event is a row of the log (table `live_events`) that commits with the
+ * change or not at all, so the log is the truth; streams read it, and a notification only
+ * wakes them.
  *
  *   await bumpCounters(trx, [...]);
  *   await publish(trx, store.dialect, { kind: 'group.changed', audience: { familyId }, ids: { groupId }, read, tag });
  *
- * Order without a lock. Events get their ids (a sequence) when they are written, not when they
- * commit, so on PostgreSQL, where writers run at once, an event with a smaller id may commit
- * after a reader has read a larger one; a reader that kept only "the last id read" would miss it.
- * A lock taken by every publisher would order the commits, but it would also serialise every
- * publishing write of the whole fleet. Instead (the transactional outbox's technique), each event
- * keeps the id of its transaction (`pg_current_xact_id()`, column `tx_id`), and readers follow
- * the log in the order (tx_id, id) up to the horizon of their snapshot: only events whose
- * transaction is older than every transaction of this database still running (the snapshot's
- * running transactions, less those of other databases: repository.ts). Every transaction that may still commit is at or
- * past that horizon, so nothing can appear later before a position a reader has passed
- * (repository.ts). The cost: an event waits for the transactions that started before it
- * (any writer's, on the same database) to end; a commit's NOTIFY then wakes the readers, and a
- * reader that saw events held back by the horizon reads again shortly (hub.ts). Streams send
- * events in the order of their transactions' ids (given at a transaction's first write), which
- * may differ from the order of the commits: an event's `tag` may then be older than that of one
- * sent before it; a client refetching with `If-None-Match` gets a 304, nothing is lost.
- *
- * SQLite has one writer at a time: ids are given in commit order, and `tx_id` is 0.
+ * Why last: on PostgreSQL it takes a transaction lock (released at commit) so that events get
+ * their ids in the order they commit; a stream that has seen id n has then seen every id below n.
+ * Taken after every other lock of the unit of work, it never closes a cycle of waits.
  */
 
 /** What happened. `player.*` kinds are the family's players' (modules of the devices). */
@@ -74,6 +59,9 @@ export interface LiveEvent {
 /** The PostgreSQL channel that wakes every instance's streams (delivered at commit). */
 export const EVENTS_CHANNEL = 'cardshelf_events';
 
+/** The lock key that orders publishers (see above). */
+const ORDER_LOCK = 'events:order';
+
 /**
  * This process's publishers: fired after a publishing transaction had the chance to commit, it
  * wakes this process's streams at once (the log poll and LISTEN/NOTIFY reach the others).
@@ -82,6 +70,7 @@ export const localPublications = new EventEmitter();
 localPublications.setMaxListeners(0);
 
 export async function publish(trx: Trx, dialect: StoreDialect, event: LiveEvent): Promise<void> {
+  await dialect.lockKey(trx, ORDER_LOCK);
   const { kind, audience, ids, read, tag, details } = event;
   await trx
     .insertInto('live_events')
@@ -89,8 +78,6 @@ export async function publish(trx: Trx, dialect: StoreDialect, event: LiveEvent)
       family_id: 'familyId' in audience ? audience.familyId : null,
       user_id: 'userId' in audience ? audience.userId : null,
       kind,
-      // Text to bigint: xid8 has no cast to bigint of its own (the epoch and xid, 64 bits).
-      ...(dialect.name === 'postgres' ? { tx_id: sql<string>`pg_current_xact_id()::text::bigint` } : {}),
       at: now(),
       data: JSON.stringify({ kind, ids, ...(read === undefined ? {} : { read }), ...(tag === undefined ? {} : { tag }), ...(details ?? {}) }),
     })

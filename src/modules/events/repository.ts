@@ -3,20 +3,9 @@ import type { Db } from '../../db/unit-of-work.js';
 
 /** The log of live events (migration 008): its reads, and its pruning. */
 
-/**
- * A place in the log. Streams follow the log in the order (tx, id): `tx` the writing
- * transaction's id on PostgreSQL, 0 on SQLite (publish.ts says why).
- */
-export interface Position {
-  tx: number;
-  id: number;
-}
-
-/** Whether `a` comes after `b` in the log's order. */
-export const isAfter = (a: Position, b: Position): boolean => a.tx > b.tx || (a.tx === b.tx && a.id > b.id);
-
 /** One event as a stream sends it: its id, and its JSON (kind, ids, read, tag, ...). */
-export interface LoggedEvent extends Position {
+export interface LoggedEvent {
+  id: number;
   familyId: string | null;
   userId: string | null;
   kind: string;
@@ -29,113 +18,50 @@ export interface Reader {
   userId: string;
 }
 
-/**
- * What a read of the log found: the events up to the horizon, in order; whether it stopped at
- * the limit (`more`); and whether committed events wait beyond the horizon (`held`: a
- * transaction that started before them still runs), to be read again shortly.
- */
-export interface LogRead {
-  events: LoggedEvent[];
-  more: boolean;
-  held: boolean;
-}
-
 /** The highest id pruned away: the change counter `events:pruned` (0 when none was). */
 export const PRUNED_SCOPE = 'events:pruned';
 
-/**
- * The horizon of the reading statement's snapshot: on PostgreSQL the oldest transaction still
- * running (every transaction that may yet commit is at or past it); none on SQLite, whose
- * single writer commits in id order.
- *
- * Transaction ids are shared by every database of a PostgreSQL server, so the snapshot's own
- * oldest (`pg_snapshot_xmin`) would let a long write in another database (another app, another
- * test run) hold back every stream. So the transactions that `pg_stat_activity` shows running in
- * other databases are left out: they cannot write this log. Only those: a transaction of this
- * database that the snapshot saw running counts even if it has ended by the time
- * `pg_stat_activity` is read (its rows are not in the snapshot, so it must stay ahead). Running
- * ids are compared by their low 32 bits (`backend_xid` is a 32-bit xid), which cannot be
- * ambiguous among running transactions.
- */
-const horizon = (ordered: boolean) =>
-  ordered
-    ? sql`(select coalesce(
-        (select min(x::text::bigint) from pg_snapshot_xip(s.snap) as x
-          where x::text::bigint % 4294967296 not in (
-            select a.backend_xid::text::bigint from pg_stat_activity a
-            where a.backend_xid is not null
-              and a.datid is distinct from (select d.oid from pg_database d where d.datname = current_database()))),
-        pg_snapshot_xmax(s.snap)::text::bigint)
-      from (select pg_current_snapshot() as snap) s)`
-    : sql`null`;
-
-type EventRow = { id: number | string; tx_id: number | string; family_id: string | null; user_id: string | null; kind: string; data: string; held: unknown };
-const toEvent = (row: EventRow): LoggedEvent => ({
+const columns = ['id', 'family_id', 'user_id', 'kind', 'data'] as const;
+const toEvent = (row: { id: number | string; family_id: string | null; user_id: string | null; kind: string; data: string }): LoggedEvent => ({
   id: Number(row.id),
-  tx: Number(row.tx_id),
   familyId: row.family_id,
   userId: row.user_id,
   kind: row.kind,
   data: row.data,
 });
 
-/**
- * The events after `from` (of `reader` only, if given), in the log's order, at most `limit`, up
- * to the horizon. `ordered`: PostgreSQL's horizon applies (see `horizon`).
- */
-export async function readLog(db: Db, ordered: boolean, from: Position, limit: number, reader?: Reader): Promise<LogRead> {
-  const whose =
-    reader === undefined
-      ? sql``
-      : reader.familyId === undefined
-        ? sql`and user_id = ${reader.userId}`
-        : sql`and (family_id = ${reader.familyId} or user_id = ${reader.userId})`;
-  const { rows } = await sql<EventRow>`
-    select id, tx_id, family_id, user_id, kind, data, case when tx_id >= h.horizon then 1 else 0 end as held
-    from live_events, (select ${horizon(ordered)} as horizon) h
-    where (tx_id, id) > (${from.tx}, ${from.id}) ${whose}
-    order by tx_id, id
-    limit ${limit}`.execute(db);
-  // In this order every row past the first one held back is held back too.
-  const firstHeld = rows.findIndex((r) => Number(r.held) === 1);
-  const events = (firstHeld === -1 ? rows : rows.slice(0, firstHeld)).map(toEvent);
-  return { events, more: firstHeld === -1 && rows.length === limit, held: firstHeld !== -1 };
+/** Every event after `afterId`, oldest first, at most `limit` (what wakes an instance's streams). */
+export async function eventsAfter(db: Db, afterId: number, limit: number): Promise<LoggedEvent[]> {
+  const rows = await db.selectFrom('live_events').select(columns).where('id', '>', afterId).orderBy('id').limit(limit).execute();
+  return rows.map(toEvent);
 }
 
-/**
- * Where the log stands, in one read: `head`, its newest event up to the horizon (a `reset`
- * names its id; an emptied log continues from the last id it pruned); `start`, where a stream
- * starting now begins (every event after it is yet to be sent: on PostgreSQL the horizon itself,
- * so that an event still to commit is not passed over); `committed`, the ids of the events past
- * `start` that committed already (held back by the horizon: the stream skips them, as it skips
- * everything that happened before it); and the highest id pruned away.
- */
-export async function logBounds(
-  db: Db,
-  ordered: boolean,
-): Promise<{ head: Position; start: Position; committed: number[]; prunedUpTo: number }> {
-  const { rows } = await sql<{ horizon: number | string | null; tx_id: number | string | null; id: number | string | null; pruned: number | string | null }>`
-    select h.horizon, e.tx_id, e.id, (select version from change_counters where scope = ${PRUNED_SCOPE}) as pruned
-    from (select ${horizon(ordered)} as horizon) h
-    left join (
-      select tx_id, id from live_events, (select ${horizon(ordered)} as horizon) h2
-      where h2.horizon is null or tx_id < h2.horizon
-      order by tx_id desc, id desc limit 1
-    ) e on true`.execute(db);
+/** The events `reader` may see after `afterId`, oldest first, at most `limit` (a replay). */
+export async function eventsOfReaderAfter(db: Db, reader: Reader, afterId: number, limit: number): Promise<LoggedEvent[]> {
+  const rows = await db
+    .selectFrom('live_events')
+    .select(columns)
+    .where('id', '>', afterId)
+    .where((eb) =>
+      reader.familyId === undefined
+        ? eb('user_id', '=', reader.userId)
+        : eb.or([eb('family_id', '=', reader.familyId), eb('user_id', '=', reader.userId)]),
+    )
+    .orderBy('id')
+    .limit(limit)
+    .execute();
+  return rows.map(toEvent);
+}
+
+/** The newest id of the log, and the highest id pruned away, in one read. */
+export async function logBounds(db: Db): Promise<{ lastId: number; prunedUpTo: number }> {
+  const { rows } = await sql<{ last_id: number | string | null; pruned: number | string | null }>`
+    select (select max(id) from live_events) as last_id,
+           (select version from change_counters where scope = ${PRUNED_SCOPE}) as pruned`.execute(db);
   const row = rows[0];
   const prunedUpTo = Number(row?.pruned ?? 0);
-  const head = row?.id === null || row?.id === undefined ? { tx: 0, id: prunedUpTo } : { tx: Number(row.tx_id), id: Number(row.id) };
-  if (row?.horizon === null || row?.horizon === undefined) return { head, start: head, committed: [], prunedUpTo };
-  const start = { tx: Number(row.horizon), id: 0 };
-  // Read after the horizon: whatever committed meanwhile is skipped too, which is right.
-  const held = await db.selectFrom('live_events').select('id').where('tx_id', '>=', start.tx).execute();
-  return { head, start, committed: held.map((r) => Number(r.id)), prunedUpTo };
-}
-
-/** The position of the event whose id is `id`, if the log still has it. */
-export async function positionOf(db: Db, id: number): Promise<Position | undefined> {
-  const row = await db.selectFrom('live_events').select(['id', 'tx_id']).where('id', '=', id).executeTakeFirst();
-  return row ? { tx: Number(row.tx_id), id: Number(row.id) } : undefined;
+  // An emptied log continues from the last id it pruned.
+  return { lastId: Math.max(Number(row?.last_id ?? 0), prunedUpTo), prunedUpTo };
 }
 
 /**
