@@ -284,12 +284,10 @@ export interface InvitationsTable {
   used_by: string | null;
 }
 
-/** Migrations 008 and 011: see modules/events/publish.ts. */
+/** Migration 008: see modules/events/publish.ts. */
 export interface LiveEventsTable {
   /** PostgreSQL hands a bigint back as a string. */
   id: Generated<number | string>;
-  /** The writing transaction's id on PostgreSQL (`pg_current_xact_id()`), 0 on SQLite. */
-  tx_id: Generated<number | string>;
   family_id: string | null;
   user_id: string | null;
   kind: string;
