@@ -1,5 +1,5 @@
 import { batch, useSignal } from '@preact/signals';
-import { useEffect, useRef } from 'preact/hooks';
+import { useEffect, useLayoutEffect, useRef } from 'preact/hooks';
 import { api, authorizedRequest, coverOf, errorMessage, type Card, type CardDraft, type Chapter, type Track } from '../api.js';
 import { formatDuration, formatSize, naturalOrder } from '../format.js';
 import { messages } from '../messages.js';
@@ -422,7 +422,11 @@ export function EditorPage({ cardId }: { cardId: string | undefined }) {
   );
 }
 
-/** After a keyboard move, the moved row's handle keeps the focus (the row is rendered in its new place). */
+/**
+ * After a keyboard move, the moved row's handle keeps the focus (the row is rendered in its new place).
+ * A layout effect, run as the move is rendered: a plain effect waits for the next frame, and a key
+ * pressed before it (a quick second Alt+Arrow) went to the page, the moved row having lost the focus.
+ */
 const moved: { uid: string | undefined } = { uid: undefined };
 
 function UploadRow({ row, onRetry }: { row: Upload; onRetry: () => void }) {
@@ -492,7 +496,7 @@ function ChapterRow({ chapter, index, count, icons, selected, onSelect, onChange
   const n = index + 1;
   const name = chapter.title || `${n}`;
   const handle = useRef<HTMLButtonElement>(null);
-  useEffect(() => {
+  useLayoutEffect(() => {
     if (moved.uid === chapter.uid) {
       handle.current?.focus();
       moved.uid = undefined;
@@ -647,7 +651,7 @@ function trackFrom(data: string | undefined): TrackAt | undefined {
 /** A track's title; Alt+Arrow Up/Down moves the track, which keeps the focus in its new place. */
 function TrackTitle({ id, uid: trackUid, value, onInput, onMove }: { id: string; uid: string; value: string; onInput: (title: string) => void; onMove: (by: -1 | 1) => void }) {
   const input = useRef<HTMLInputElement>(null);
-  useEffect(() => {
+  useLayoutEffect(() => {
     if (moved.uid === trackUid) {
       input.current?.focus();
       moved.uid = undefined;
