@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { createReadStream, createWriteStream, readFileSync } from 'node:fs';
+import { createReadStream, createWriteStream } from 'node:fs';
 import { rename, rm, stat } from 'node:fs/promises';
 import { pipeline } from 'node:stream/promises';
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
@@ -17,6 +17,7 @@ import type { ExportProgress } from './transfer/exporter.js';
 import { createTransferService } from './transfer/service.js';
 import { AccountRefused, createAccountService, type Account, type AccountService } from './accounts/service.js';
 import { addClient, ClientRefused, listClients, removeClient, type RegisteredClient } from './oauth/clients.js';
+import { CARDSHELF_VERSION } from './shared/version.js';
 
 /**
  * The exit codes of every command (README, "Command line"). Anything thrown that is not one
@@ -33,8 +34,6 @@ export const EXIT = {
 /** A refusal with a message for the operator: exit 2, nothing done. */
 class Refused extends Error {}
 
-const VERSION = (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string })
-  .version;
 
 const err = (line: string): void => {
   process.stderr.write(`${line}\n`);
@@ -82,7 +81,7 @@ export async function main(argv: string[]): Promise<number> {
 
   const program = new Command('cardshelf')
     .description("A server for families' audio-card libraries. Settings come from the environment (README.md).")
-    .version(VERSION, '-V, --version', 'print the version and exit')
+    .version(CARDSHELF_VERSION, '-V, --version', 'print the version and exit')
     .helpCommand('help [command]', 'show the help of a command')
     .showHelpAfterError('(cardshelf --help lists the commands; cardshelf <command> --help their options)')
     .exitOverride()

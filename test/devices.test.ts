@@ -1,3 +1,4 @@
+import { readFile } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ALL_USER_SCOPES, errorCode, startTestApp, type Reply, type TestApp } from './helpers.js';
 import { ISO_MS, controlledClock, createCard, expectStatus, familyOf, newUser, putCatalogueCard } from './fixtures.js';
@@ -45,8 +46,6 @@ const DEVICE_FIELDS = {
   deviceType: 'string',
   deviceFamily: 'string',
   deviceGroup: 'string',
-  generation: 'string',
-  formFactor: 'string',
 };
 
 /** A sample of the clients' `DeviceStatus` fields and their types. */
@@ -94,6 +93,29 @@ describe(`devices on ${testDialect()}`, () => {
       expect(family.body.family.devices[0].addedAt).toMatch(ISO_MS);
     });
 
+    it('presents a player in the forms the public clients check: a "y" id, a feature family, an address and a software version', async () => {
+      const { token } = await member();
+      const kitchen = await register(token, 'Kitchen');
+      const hall = await register(token, 'Hall');
+      expect(kitchen.deviceId).toMatch(/^y[0-9a-f]{24}$/);
+      const [device] = expectStatus(await t.call('GET', '/device-v2/devices/mine', { token }), 200).body.devices;
+      // A browser has a mini's features (no nightlight, no light sensor) and no hardware generation or form factor.
+      expect(device.deviceFamily).toBe('mini');
+      expect(device).not.toHaveProperty('generation');
+      expect(device).not.toHaveProperty('formFactor');
+      const config = async (id: string) => expectStatus(await t.call('GET', `/device-v2/${id}/config`, { token }), 200).body.device;
+      const first = await config(kitchen.deviceId);
+      // Locally administered, unicast: the first byte's two low bits are 10.
+      expect(first.mac).toMatch(/^[0-9a-f]{2}(:[0-9a-f]{2}){5}$/);
+      expect(parseInt(first.mac.slice(0, 2), 16) & 0b11).toBe(0b10);
+      expect((await config(kitchen.deviceId)).mac).toBe(first.mac);
+      expect((await config(hall.deviceId)).mac).not.toBe(first.mac);
+      const { version } = JSON.parse(await readFile(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
+      expect([first.releaseChannelVersion, first.fwVersion, first.status.fwVersion]).toEqual([version, version, version]);
+      const status = expectStatus(await t.call('GET', `/device-v2/${kitchen.deviceId}/status`, { token }), 200).body;
+      expect(status.firmwareVersion).toBe(version);
+    });
+
     it('lists a device an operator listed by id alone, with the defaults', async () => {
       const userId = newUser('listed');
       await familyOf(t, [userId], ['hardware-1']);
@@ -103,6 +125,9 @@ describe(`devices on ${testDialect()}`, () => {
       ]);
       const status = expectStatus(await t.call('GET', '/device-v2/hardware-1/status', { token: await t.token(userId) }), 200);
       expect(status.body).toMatchObject({ deviceId: 'hardware-1', isOnline: false, activeCard: 'none' });
+      // No hardware known: no address, no software version, no feature family.
+      const config = expectStatus(await t.call('GET', '/device-v2/hardware-1/config', { token: await t.token(userId) }), 200).body.device;
+      expect([config.mac, config.fwVersion, config.releaseChannelVersion, config.deviceFamily]).toEqual(['', '', '', 'unknown']);
     });
 
     it('asks for a token (401) and for family:library:view (403)', async () => {
@@ -164,6 +189,22 @@ describe(`devices on ${testDialect()}`, () => {
       expect(after.body.reportedAt).toBe(after.body.updatedAt);
       const listed = expectStatus(await t.call('GET', '/device-v2/devices/mine', { token }), 200);
       expect(listed.body.devices[0].online).toBe(true);
+    });
+
+    it("reports its time zone, which the config answers as geoTimezone (null before); a name that is not a zone is a 400, nothing stored", async () => {
+      const { token } = await member();
+      const kitchen = await register(token);
+      const config = async () => expectStatus(await t.call('GET', `/device-v2/${kitchen.deviceId}/config`, { token }), 200).body.device;
+      expect((await config()).geoTimezone).toBeNull();
+      expectStatus(await report(kitchen, { timezone: 'Europe/London', userVolumePercentage: 30 }), 200);
+      expect((await config()).geoTimezone).toBe('Europe/London');
+      for (const timezone of ['Mars/Olympus_Mons', '', 'x'.repeat(65), 5]) {
+        const r = await report(kitchen, { timezone, userVolumePercentage: 90 });
+        expect([r.status, errorCode(r)], String(timezone)).toEqual([400, 'bad-request']);
+      }
+      expect((await config()).geoTimezone).toBe('Europe/London');
+      const status = expectStatus(await t.call('GET', `/device-v2/${kitchen.deviceId}/status`, { token }), 200).body;
+      expect(status.userVolumePercentage).toBe(30);
     });
 
     it('goes offline 30 seconds after the last report', async () => {

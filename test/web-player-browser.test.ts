@@ -43,7 +43,7 @@ function watch(page: Page, problems: string[]): Page {
     // The player's network drop makes its requests fail on purpose.
     if (/net::ERR_INTERNET_DISCONNECTED/.test(msg.text())) return;
     // A command to an offline player is refused on purpose (409), and the browser logs the answer.
-    if (/status of 409/.test(msg.text()) && /\/device-v2\/[0-9a-f]{24}\/command$/.test(msg.location().url)) return;
+    if (/status of 409/.test(msg.text()) && /\/device-v2\/y[0-9a-f]{24}\/command$/.test(msg.location().url)) return;
     problems.push(`console: ${msg.text()} ${msg.location().url}`);
   });
   return page;
@@ -133,7 +133,7 @@ describe.skipIf(!haveBrowser)(`the browser player in Chromium on ${testDialect()
     await player.getByRole('status').filter({ hasText: 'Connected' }).waitFor();
     const stored = await player.evaluate<{ deviceId: string }>("JSON.parse(localStorage.getItem('cardshelf:player'))");
     deviceId = stored.deviceId;
-    expect(deviceId).toMatch(/^[0-9a-f]{24}$/);
+    expect(deviceId).toMatch(/^y[0-9a-f]{24}$/);
     // Signed out (the member's tokens gone from the tab), the page still runs as the player.
     await player.evaluate("sessionStorage.removeItem('cardshelf:tokens')");
     await player.reload();

@@ -1213,10 +1213,13 @@ export interface components {
              * @example cardshelf-device
              */
             deviceType: string;
+            /** @description the public clients' feature set: 'mini' for a browser player (no nightlight, no light sensor), 'unknown' for a device listed by id */
             deviceFamily: string;
             deviceGroup: string;
-            generation: string;
-            formFactor: string;
+            /** @description a hardware generation ('gen3'); a browser player has none */
+            generation?: string;
+            /** @description 'standard' or 'mini' hardware; a browser player has none */
+            formFactor?: string;
         };
         /** DeviceStatus */
         DeviceStatus: {
@@ -2909,6 +2912,8 @@ export interface operations {
                     trackLength?: number;
                     playbackStatus?: "playing" | "paused" | "stopped";
                     userVolumePercentage?: number;
+                    /** @description the player's time zone, an IANA name ('Europe/London'): the config's `geoTimezone` */
+                    timezone?: string;
                 };
             };
         };
@@ -2957,15 +2962,18 @@ export interface operations {
                             deviceFamily: string;
                             deviceGroup: string;
                             errorCode: null;
-                            geoTimezone: string;
+                            geoTimezone: string | null;
                             getPosix: string;
+                            /** @description a browser player's is a locally administered address made from its id; '' for a device listed by id */
                             mac: string;
                             online: boolean;
                             registrationCode: string;
                             activationPopCode: string;
                             popCode: string;
                             releaseChannelId: string;
+                            /** @description a browser player's software: Cardshelf's version; '' for a device listed by id */
                             releaseChannelVersion: string;
+                            /** @description the same as releaseChannelVersion */
                             fwVersion: string;
                             /** @description the status in the device's own (short) field names */
                             status: {

@@ -1,4 +1,5 @@
 import type { DeviceRow } from '../../db/database.js';
+import { BROWSER_PLAYER_FAMILY, PLAYER_SOFTWARE_VERSION } from './identity.js';
 import type { ConfigSettings, ConfigSettingsInput, Device, DeviceCommand, DeviceStatus, Shortcuts, StatusReport } from './schemas.js';
 
 /** The devices rules (issue 22, DECISIONS.md "Devices and events"), as pure functions. */
@@ -73,10 +74,9 @@ export function deviceView(row: DeviceRow, nowMs: number): Device {
     online: isOnline(row.status_at, nowMs),
     releaseChannel: 'cardshelf',
     deviceType: row.device_type ?? LISTED_DEVICE,
-    deviceFamily: registered ? 'browser' : 'unknown',
+    // `generation` and `formFactor` (optional in the public shapes) are left out: no hardware.
+    deviceFamily: registered ? BROWSER_PLAYER_FAMILY : 'unknown',
     deviceGroup: '',
-    generation: '',
-    formFactor: registered ? 'browser' : '',
   };
 }
 
@@ -103,7 +103,7 @@ export function statusView(row: DeviceRow, nowMs: number): DeviceStatus {
     cardInsertionState: activeCard === 'none' ? 0 : 2,
     dayMode: -1,
     errorsLogged: 0,
-    firmwareVersion: '',
+    firmwareVersion: row.device_type === BROWSER_PLAYER ? PLAYER_SOFTWARE_VERSION : '',
     freeDiskSpaceBytes: 0,
     isAudioDeviceConnected: false,
     isBackgroundDownloadActive: false,
@@ -151,6 +151,22 @@ export function rawStatusView(status: DeviceStatus): Record<string, unknown> {
     userVolume: status.userVolumePercentage,
     volume: status.systemVolumePercentage,
   };
+}
+
+/** Why a report cannot be stored (a 400): a time zone the runtime's time zone data does not know. */
+export function reportProblem(report: StatusReport): string | undefined {
+  if (report.timezone === undefined) return undefined;
+  try {
+    new Intl.DateTimeFormat('en', { timeZone: report.timezone });
+    return undefined;
+  } catch {
+    return `'${report.timezone}' is not a time zone (an IANA name such as 'Europe/London')`;
+  }
+}
+
+/** The time zone a player last reported, or null. */
+export function reportedTimezone(row: Pick<DeviceRow, 'status'>): string | null {
+  return row.status === null ? null : ((JSON.parse(row.status) as StatusReport).timezone ?? null);
 }
 
 /** Why a command cannot be sent as it is (a 400), or undefined when it can. */

@@ -8,6 +8,7 @@ import { now } from '../../shared/clock.js';
 import { AppError, badRequest, notFound } from '../../shared/errors.js';
 import { newHexId } from '../../shared/ids.js';
 import type { FamilyService } from '../families/service.js';
+import { newPlayerId, PLAYER_SOFTWARE_VERSION, playerMac } from './identity.js';
 import * as repo from './repository.js';
 import {
   BROWSER_PLAYER,
@@ -17,6 +18,8 @@ import {
   deviceView,
   isOnline,
   normalReport,
+  reportProblem,
+  reportedTimezone,
   rawStatusView,
   statusView,
 } from './rules.js';
@@ -130,7 +133,7 @@ export function createDeviceService(store: Store, deps: DeviceServiceDeps): Devi
         throw new AppError('forbidden', "this instance's tokens come from an external issuer: it cannot issue a player's credential");
       }
       const familyId = await families.ensureFamilyId(userId);
-      const deviceId = newHexId();
+      const deviceId = newPlayerId();
       const credential = await deps.issueCredential(deviceId, userId);
       const at = now();
       await inUnitOfWork(store, [familyLock(familyId)], async (trx) => {
@@ -167,6 +170,8 @@ export function createDeviceService(store: Store, deps: DeviceServiceDeps): Devi
     async report(principal, deviceId, report) {
       // Only the player itself reports its status; members see it, and send commands instead.
       if (principal.player?.deviceId !== deviceId) throw new AppError('forbidden', 'a player reports only its own status');
+      const problem = reportProblem(report);
+      if (problem) throw badRequest(problem);
       const row = await familyDevice(principal.userId, deviceId);
       const reported = { ...row, status: JSON.stringify(normalReport(report)), status_at: now() };
       const view = statusView(reported, Date.parse(reported.status_at));
@@ -189,6 +194,8 @@ export function createDeviceService(store: Store, deps: DeviceServiceDeps): Devi
 /** `GET /device-v2/{id}/config`: the device, its settings with their defaults, its shortcuts. */
 function configAnswer(row: Parameters<typeof statusView>[0], nowMs: number) {
   const view = deviceView(row, nowMs);
+  const registered = row.device_type === BROWSER_PLAYER;
+  const software = registered ? PLAYER_SOFTWARE_VERSION : '';
   return {
     device: {
       deviceId: view.deviceId,
@@ -197,16 +204,16 @@ function configAnswer(row: Parameters<typeof statusView>[0], nowMs: number) {
       deviceFamily: view.deviceFamily,
       deviceGroup: view.deviceGroup,
       errorCode: null,
-      geoTimezone: '',
+      geoTimezone: reportedTimezone(row),
       getPosix: '',
-      mac: '',
+      mac: registered ? playerMac(view.deviceId) : '',
       online: view.online,
       registrationCode: '',
       activationPopCode: '',
       popCode: '',
       releaseChannelId: view.releaseChannel,
-      releaseChannelVersion: '',
-      fwVersion: '',
+      releaseChannelVersion: software,
+      fwVersion: software,
       status: rawStatusView(statusView(row, nowMs)),
       config: configOf(row.config),
       shortcuts: row.shortcuts === null ? EMPTY_SHORTCUTS : (JSON.parse(row.shortcuts) as Shortcuts),

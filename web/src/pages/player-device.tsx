@@ -88,6 +88,8 @@ function DevicePlayer({ credential, onForget }: { credential: PlayerCredential; 
         trackLength: el && current && Number.isFinite(el.duration) ? Math.round(el.duration) : 0,
         playbackStatus: now.stopped ? 'stopped' : now.playing ? 'playing' : 'paused',
         userVolumePercentage: now.volume,
+        // The family's apps show it as the player's `geoTimezone`.
+        timezone: Intl.DateTimeFormat().resolvedOptions().timeZone,
       },
     }).then(({ response }) => {
       if (response.status === 401) revoked.value = true;
