@@ -7,6 +7,7 @@ import { createCardService } from '../modules/cards/service.js';
 import { createFamilyService } from '../modules/families/service.js';
 import { createGroupService } from '../modules/groups/service.js';
 import { createLibraryService } from '../modules/library/service.js';
+import { DEMO_PLAYERS, demoFamilyDeviceIds, markDemoPlayers } from '../modules/devices/demo-players.js';
 import type { CardInput } from '../modules/cards/schemas.js';
 import { seedPublicIcons } from '../modules/media/demo-icons.js';
 
@@ -150,9 +151,11 @@ export async function seedDemo(store: Store, config: Readonly<Config>, log: (lin
       { userId: DEMO_USER, approved: true, verified: true, verifiedEmail: DEMO_EMAIL },
       { userId: 'auth0|demo-coparent', approved: true, verified: false },
     ],
-    devices: [{ deviceId: 'demo-player-kitchen' }, { deviceId: 'demo-player-bedroom' }],
+    // The players registered since (a browser made a player) stay: the list is the whole of them.
+    devices: (await demoFamilyDeviceIds(store, DEMO_FAMILY)).map((deviceId) => ({ deviceId })),
   });
-  log(`family ${DEMO_FAMILY}: 2 members, 2 devices`);
+  await markDemoPlayers(store, DEMO_USER);
+  log(`family ${DEMO_FAMILY}: 2 members, players ${DEMO_PLAYERS.map((p) => `${p.name} ${p.deviceId}`).join(', ')} (never opened, so offline)`);
 
   // Read back through the services, as a client would: seeding twice changes nothing.
   if ((JSON.parse((await cards.listMineTagged(DEMO_USER, true)).body) as { cards: unknown[] }).cards.length === 0) {
