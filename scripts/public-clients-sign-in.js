@@ -113,10 +113,10 @@ say(`cardshelf serving at ${base} (access tokens valid ${args['access-ttl']} s)`
 const browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
 
 async function signIn(page) {
-  await page.getByRole('heading', { name: 'Sign in' }).waitFor();
+  await page.getByRole('heading', { name: 'Sign in', exact: true }).waitFor();
   await page.getByLabel('Email').fill(email);
   await page.getByLabel('Password').fill(password);
-  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.getByRole('button', { name: 'Sign in', exact: true }).click();
   await page.getByRole('heading', { name: 'Approve this app?' }).waitFor();
   await page.getByRole('button', { name: 'Approve' }).click();
 }
