@@ -32,6 +32,12 @@ export interface StoreDialect {
    */
   readonly skipLocked: boolean;
   /**
+   * Gathers fresh statistics for the query planner, after a bulk load (an import, the scale
+   * seed). On SQLite without the value samples that would make every statement re-planned on
+   * each run (see sqlite.ts).
+   */
+  analyze(db: Kysely<Database>): Promise<void>;
+  /**
    * Calls `listener` after every statement the store's connections run (timing and counting);
    * the function returned stops it.
    */

@@ -136,6 +136,9 @@ export function postgresDialect(config: PostgresConfig): StoreDialect {
     // "C" compares bytes, which for UTF-8 is code point order, as SQLite does.
     text: sql`text collate "C"`,
     skipLocked: true,
+    analyze: async (db) => {
+      await sql`analyze`.execute(db);
+    },
     poolStats: () => ({
       total: pool.totalCount,
       idle: pool.idleCount,

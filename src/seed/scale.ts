@@ -1,5 +1,5 @@
 import { randomInt } from 'node:crypto';
-import { sql, type Insertable, type Kysely } from 'kysely';
+import type { Insertable, Kysely } from 'kysely';
 import type {
   Database,
   FamilyEventsTable,
@@ -434,8 +434,8 @@ export async function seedScale(
       );
     }
   }
-  // Fresh statistics for the planner, as after any bulk load (both dialects know ANALYZE).
-  await sql`analyze`.execute(db);
+  // Fresh statistics for the planner, as after any bulk load.
+  await store.dialect.analyze(db);
   report.seconds = (performance.now() - started) / 1000;
   return report;
 }

@@ -99,7 +99,7 @@ export async function importArchive(
   }
   const report = await writeArchive(store, media, open(), checked, opts);
   // Fresh statistics for the planner after a bulk load, as the scale seed does.
-  await sql`analyze`.execute(store.db);
+  await store.dialect.analyze(store.db);
   report.seconds = (performance.now() - started) / 1000;
   return report;
 }
