@@ -1,4 +1,5 @@
 import { sql, type AliasedRawBuilder, type Expression } from 'kysely';
+import { preparedStatement } from './prepared.js';
 import type { Db } from './unit-of-work.js';
 
 /**
@@ -27,25 +28,45 @@ export const scopes = {
   catalogue: 'catalogue',
 } as const;
 
-/** Bumps the counters of `changed` (each once), inside the writer's transaction. */
-export async function bumpCounters(db: Db, changed: Iterable<string>): Promise<void> {
-  for (const scope of [...new Set(changed)].sort()) {
-    await db
+const bump = preparedStatement(
+  (db, scope: string) =>
+    db
       .insertInto('change_counters')
       .values({ scope, version: 1 })
-      .onConflict((oc) => oc.column('scope').doUpdateSet({ version: sql`change_counters.version + 1` }))
-      .execute();
+      .onConflict((oc) => oc.column('scope').doUpdateSet({ version: sql`change_counters.version + 1` })),
+  1,
+);
+
+/** Bumps the counters of `changed` (each once), inside the writer's transaction. */
+export async function bumpCounters(db: Db, changed: Iterable<string>): Promise<void> {
+  for (const scope of [...new Set(changed)].sort()) await bump(db, scope);
+}
+
+type CounterRow = { scope: string; version: number | string };
+/** The read of n counters for each n up to this, compiled once each (the reads ask for 1 to 3). */
+const PREPARED_COUNTS = 8;
+const countersRead = new Map<number, (db: Db, ...scopes: string[]) => Promise<CounterRow[]>>();
+
+function readOf(count: number): (db: Db, ...scopes: string[]) => Promise<CounterRow[]> {
+  if (count > PREPARED_COUNTS) {
+    return (db, ...scopes) => db.selectFrom('change_counters').select(['scope', 'version']).where('scope', 'in', scopes).execute();
   }
+  let read = countersRead.get(count);
+  if (!read) {
+    read = preparedStatement<string[], CounterRow>(
+      (db, ...scopes) => db.selectFrom('change_counters').select(['scope', 'version']).where('scope', 'in', scopes),
+      count,
+    );
+    countersRead.set(count, read);
+  }
+  return read;
 }
 
 /** The counters of `wanted`, in its order (0 for a scope never written), in one read. */
 export async function readCounters(db: Db, wanted: readonly string[]): Promise<number[]> {
   if (wanted.length === 0) return [];
-  const rows = await db
-    .selectFrom('change_counters')
-    .select(['scope', 'version'])
-    .where('scope', 'in', [...new Set(wanted)])
-    .execute();
+  const distinct = [...new Set(wanted)];
+  const rows = await readOf(distinct.length)(db, ...distinct);
   const found = new Map(rows.map((r) => [r.scope, Number(r.version)]));
   return wanted.map((scope) => found.get(scope) ?? 0);
 }

@@ -1,6 +1,7 @@
 import { EventEmitter } from 'node:events';
 import { sql } from 'kysely';
 import type { StoreDialect } from '../../db/dialect.js';
+import { preparedStatement } from '../../db/prepared.js';
 import type { Trx } from '../../db/unit-of-work.js';
 import { now } from '../../shared/clock.js';
 
@@ -69,19 +70,24 @@ const ORDER_LOCK = 'events:order';
 export const localPublications = new EventEmitter();
 localPublications.setMaxListeners(0);
 
+/** The log's insert, compiled once (db/prepared.ts): every publishing write runs it. */
+const insertEvent = preparedStatement(
+  (db, family_id: string | null, user_id: string | null, kind: string, at: string, data: string) =>
+    db.insertInto('live_events').values({ family_id, user_id, kind, at, data }),
+  5,
+);
+
 export async function publish(trx: Trx, dialect: StoreDialect, event: LiveEvent): Promise<void> {
   await dialect.lockKey(trx, ORDER_LOCK);
   const { kind, audience, ids, read, tag, details } = event;
-  await trx
-    .insertInto('live_events')
-    .values({
-      family_id: 'familyId' in audience ? audience.familyId : null,
-      user_id: 'userId' in audience ? audience.userId : null,
-      kind,
-      at: now(),
-      data: JSON.stringify({ kind, ids, ...(read === undefined ? {} : { read }), ...(tag === undefined ? {} : { tag }), ...(details ?? {}) }),
-    })
-    .execute();
+  await insertEvent(
+    trx,
+    'familyId' in audience ? audience.familyId : null,
+    'userId' in audience ? audience.userId : null,
+    kind,
+    now(),
+    JSON.stringify({ kind, ids, ...(read === undefined ? {} : { read }), ...(tag === undefined ? {} : { tag }), ...(details ?? {}) }),
+  );
   // Sent by PostgreSQL when (and only if) the transaction commits.
   if (dialect.name === 'postgres') await sql`select pg_notify(${EVENTS_CHANNEL}, '')`.execute(trx);
   // The unit of work commits in the promise jobs that follow; a macrotask later it has.

@@ -8,19 +8,21 @@ import type {
   MembershipRow,
 } from '../../db/database.js';
 import { countersOf, selectCounters, type FamilyScope } from '../../db/change-counters.js';
-import { preparedPerShape } from '../../db/prepared.js';
+import { preparedPerShape, preparedStatement } from '../../db/prepared.js';
 import type { Db } from '../../db/unit-of-work.js';
 
 export async function findMembership(db: Db, userId: string): Promise<MembershipRow | undefined> {
   return db.selectFrom('family_memberships').selectAll().where('user_id', '=', userId).executeTakeFirst();
 }
 
+const familyIdOfUser = preparedStatement(
+  (db, userId: string) => db.selectFrom('family_memberships').select('family_id').where('user_id', '=', userId),
+  1,
+);
+
+/** The family the user belongs to (compiled once: every family write starts with it). */
 export async function familyIdOf(db: Db, userId: string): Promise<string | undefined> {
-  const row = await db
-    .selectFrom('family_memberships')
-    .select('family_id')
-    .where('user_id', '=', userId)
-    .executeTakeFirst();
+  const [row] = await familyIdOfUser(db, userId);
   return row?.family_id;
 }
 
@@ -154,11 +156,14 @@ export async function addEvent(
   at: string,
   details: Record<string, unknown> = {},
 ): Promise<void> {
-  await db
-    .insertInto('family_events')
-    .values({ family_id: familyId, type, at, details: JSON.stringify(details) })
-    .execute();
+  await insertEvent(db, familyId, type, at, JSON.stringify(details));
 }
+
+const insertEvent = preparedStatement(
+  (db, family_id: string, type: string, at: string, details: string) =>
+    db.insertInto('family_events').values({ family_id, type, at, details }),
+  4,
+);
 
 /** The family's events, oldest first. */
 export async function listEvents(db: Db, familyId: string): Promise<FamilyEventRow[]> {

@@ -1,17 +1,19 @@
 import type { Insertable } from 'kysely';
 import type { GroupRow, LibraryGroupsTable } from '../../db/database.js';
 import { countersOf, selectCounters, type FamilyScope } from '../../db/change-counters.js';
-import { preparedPerShape } from '../../db/prepared.js';
+import { preparedPerShape, preparedStatement } from '../../db/prepared.js';
 import type { Db } from '../../db/unit-of-work.js';
 
 /** A family's group; another family's group is not found, like a missing one. */
+const groupOfFamily = preparedStatement(
+  (db, familyId: string, groupId: string) =>
+    db.selectFrom('library_groups').selectAll().where('group_id', '=', groupId).where('family_id', '=', familyId),
+  2,
+);
+
 export async function findGroup(db: Db, familyId: string, groupId: string): Promise<GroupRow | undefined> {
-  return db
-    .selectFrom('library_groups')
-    .selectAll()
-    .where('group_id', '=', groupId)
-    .where('family_id', '=', familyId)
-    .executeTakeFirst();
+  const [row] = await groupOfFamily(db, familyId, groupId);
+  return row;
 }
 
 const groupOfUserCounted = preparedPerShape(
@@ -57,13 +59,15 @@ export async function listGroups(db: Db, familyId: string): Promise<GroupRow[]> 
     .execute();
 }
 
+const countOfFamily = preparedStatement(
+  (db, familyId: string) =>
+    db.selectFrom('library_groups').select((eb) => eb.fn.countAll<number | string>().as('n')).where('family_id', '=', familyId),
+  1,
+);
+
 export async function countGroups(db: Db, familyId: string): Promise<number> {
-  const row = await db
-    .selectFrom('library_groups')
-    .select((eb) => eb.fn.countAll<number | string>().as('n'))
-    .where('family_id', '=', familyId)
-    .executeTakeFirstOrThrow();
-  return Number(row.n);
+  const [row] = await countOfFamily(db, familyId);
+  return Number(row?.n ?? 0);
 }
 
 export async function insertGroup(db: Db, row: Insertable<LibraryGroupsTable>): Promise<void> {
@@ -75,18 +79,17 @@ export async function updateGroup(
   groupId: string,
   changes: Pick<GroupRow, 'name' | 'image_id' | 'items' | 'last_modified_at'>,
 ): Promise<void> {
-  await db
-    .updateTable('library_groups')
-    .set((eb) => ({
-      name: changes.name,
-      image_id: changes.image_id,
-      items: changes.items,
-      last_modified_at: changes.last_modified_at,
-      version: eb('version', '+', 1),
-    }))
-    .where('group_id', '=', groupId)
-    .execute();
+  await update(db, changes.name, changes.image_id, changes.items, changes.last_modified_at, groupId);
 }
+
+const update = preparedStatement(
+  (db, name: string, image_id: string, items: string, last_modified_at: string, groupId: string) =>
+    db
+      .updateTable('library_groups')
+      .set((eb) => ({ name, image_id, items, last_modified_at, version: eb('version', '+', 1) }))
+      .where('group_id', '=', groupId),
+  5,
+);
 
 export async function deleteGroup(db: Db, familyId: string, groupId: string): Promise<boolean> {
   const result = await db

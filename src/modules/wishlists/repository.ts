@@ -1,15 +1,20 @@
-import type { Insertable } from 'kysely';
-import type { WishlistRow, WishlistsTable } from '../../db/database.js';
+import type { WishlistRow } from '../../db/database.js';
+import { preparedStatement } from '../../db/prepared.js';
 import type { Db } from '../../db/unit-of-work.js';
 
+/** A new wishlist's columns (the version starts at its default). */
+export type NewWishlistRow = Pick<WishlistRow, 'wishlist_id' | 'share_id' | 'user_id' | 'content' | 'created_at' | 'updated_at'>;
+
 /** The user's wishlist; other users' wishlists are not found, like missing ones. */
+const owned = preparedStatement(
+  (db, userId: string, wishlistId: string) =>
+    db.selectFrom('wishlists').selectAll().where('wishlist_id', '=', wishlistId).where('user_id', '=', userId),
+  2,
+);
+
 export async function findOwned(db: Db, userId: string, wishlistId: string): Promise<WishlistRow | undefined> {
-  return db
-    .selectFrom('wishlists')
-    .selectAll()
-    .where('wishlist_id', '=', wishlistId)
-    .where('user_id', '=', userId)
-    .executeTakeFirst();
+  const [row] = await owned(db, userId, wishlistId);
+  return row;
 }
 
 /** The id and version of the user's wishlist (what its entity tag needs), or undefined. */
@@ -47,18 +52,38 @@ export async function listByUser(db: Db, userId: string): Promise<WishlistRow[]>
     .execute();
 }
 
+const countOfUser = preparedStatement(
+  (db, userId: string) =>
+    db.selectFrom('wishlists').select((eb) => eb.fn.countAll<number | string>().as('n')).where('user_id', '=', userId),
+  1,
+);
+
 export async function countByUser(db: Db, userId: string): Promise<number> {
-  const row = await db
-    .selectFrom('wishlists')
-    .select((eb) => eb.fn.countAll<number | string>().as('n'))
-    .where('user_id', '=', userId)
-    .executeTakeFirstOrThrow();
-  return Number(row.n);
+  const [row] = await countOfUser(db, userId);
+  return Number(row?.n ?? 0);
 }
 
-export async function insertWishlist(db: Db, row: Insertable<WishlistsTable>): Promise<void> {
-  await db.insertInto('wishlists').values(row).execute();
+const insert = preparedStatement(
+  (db, wishlist_id: string, share_id: string, user_id: string, content: string, created_at: string, updated_at: string) =>
+    db.insertInto('wishlists').values({ wishlist_id, share_id, user_id, content, created_at, updated_at }),
+  6,
+);
+
+export async function insertWishlist(db: Db, row: NewWishlistRow): Promise<void> {
+  await insert(db, row.wishlist_id, row.share_id, row.user_id, row.content, row.created_at, row.updated_at);
 }
+
+const update = preparedStatement(
+  (db, content: string, at: string, wishlistId: string, userId: string) =>
+    db
+      .updateTable('wishlists')
+      .set((eb) => ({ content, updated_at: at, version: eb('version', '+', 1) }))
+      .where('wishlist_id', '=', wishlistId)
+      .where('user_id', '=', userId)
+      .returning('version'),
+  4,
+);
+
 
 /**
  * Replaces the content in one statement, so concurrent updates never mix two bodies, and bumps
@@ -71,13 +96,7 @@ export async function updateContent(
   content: string,
   at: string,
 ): Promise<number | undefined> {
-  const row = await db
-    .updateTable('wishlists')
-    .set((eb) => ({ content, updated_at: at, version: eb('version', '+', 1) }))
-    .where('wishlist_id', '=', wishlistId)
-    .where('user_id', '=', userId)
-    .returning('version')
-    .executeTakeFirst();
+  const [row] = await update(db, content, at, wishlistId, userId);
   return row?.version;
 }
 
