@@ -33,13 +33,22 @@ const bump = preparedStatement(
     db
       .insertInto('change_counters')
       .values({ scope, version: 1 })
-      .onConflict((oc) => oc.column('scope').doUpdateSet({ version: sql`change_counters.version + 1` })),
+      .onConflict((oc) => oc.column('scope').doUpdateSet({ version: sql`change_counters.version + 1` }))
+      .returning('version'),
   1,
 );
 
-/** Bumps the counters of `changed` (each once), inside the writer's transaction. */
-export async function bumpCounters(db: Db, changed: Iterable<string>): Promise<void> {
-  for (const scope of [...new Set(changed)].sort()) await bump(db, scope);
+/**
+ * Bumps the counters of `changed` (each once), inside the writer's transaction, and gives their
+ * new values, by scope: a writer that names its new tag needs no read of them after.
+ */
+export async function bumpCounters(db: Db, changed: Iterable<string>): Promise<ReadonlyMap<string, number>> {
+  const bumped = new Map<string, number>();
+  for (const scope of [...new Set(changed)].sort()) {
+    const [row] = await bump(db, scope);
+    bumped.set(scope, Number(row?.version));
+  }
+  return bumped;
 }
 
 type CounterRow = { scope: string; version: number | string };

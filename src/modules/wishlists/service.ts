@@ -47,17 +47,19 @@ export function createWishlistService(store: Store, tagger: Tagger): WishlistSer
   const listTagOf = (userId: string, version: number): string => tagger.tag(['wishlists', userId, version]);
 
   /**
-   * A wishlist write's live event, to its owner alone, naming the list's new tag (as
-   * `format=raw` answers it; other formats sign media URLs for the reader and add to the tag).
+   * The last statements of a wishlist write: the owner's list counter bumped, and the live event,
+   * to the owner alone, naming the list's new tag (as `format=raw` answers it; other formats sign
+   * media URLs for the reader and add to the tag), which the bump gives.
    */
-  async function publishChange(trx: Trx, kind: 'wishlist.created' | 'wishlist.changed' | 'wishlist.deleted', userId: string, wishlistId: string): Promise<void> {
-    const [version] = await readCounters(trx, [scopes.wishlists(userId)]);
+  async function recordChange(trx: Trx, kind: 'wishlist.created' | 'wishlist.changed' | 'wishlist.deleted', userId: string, wishlistId: string): Promise<void> {
+    const scope = scopes.wishlists(userId);
+    const version = (await bumpCounters(trx, [scope])).get(scope) ?? 0;
     await publish(trx, store.dialect, {
       kind,
       audience: { userId },
       ids: { wishlistId },
       read: '/wishlists',
-      tag: listTagOf(userId, version ?? 0),
+      tag: listTagOf(userId, version),
     });
   }
 
@@ -82,8 +84,7 @@ export function createWishlistService(store: Store, tagger: Tagger): WishlistSer
             created_at: at,
             updated_at: at,
           });
-          await bumpCounters(trx, [scopes.wishlists(userId)]);
-          await publishChange(trx, 'wishlist.created', userId, ids.wishlistId);
+          await recordChange(trx, 'wishlist.created', userId, ids.wishlistId);
           return { wishlist: json, tag: wishlistTag(ids.wishlistId, 1) };
         },
         alsoCommit,
@@ -101,8 +102,7 @@ export function createWishlistService(store: Store, tagger: Tagger): WishlistSer
         checkWishlistSize(json);
         const version = await repo.updateContent(trx, userId, wishlistId, content, now());
         if (version === undefined) throw missing(wishlistId);
-        await bumpCounters(trx, [scopes.wishlists(userId)]);
-        await publishChange(trx, 'wishlist.changed', userId, wishlistId);
+        await recordChange(trx, 'wishlist.changed', userId, wishlistId);
         return { wishlist: json, tag: wishlistTag(wishlistId, version) };
       });
     },
@@ -137,8 +137,7 @@ export function createWishlistService(store: Store, tagger: Tagger): WishlistSer
     async remove(userId, wishlistId) {
       await inUnitOfWork(store, [], async (trx) => {
         if (!(await repo.deleteOwned(trx, userId, wishlistId))) throw missing(wishlistId);
-        await bumpCounters(trx, [scopes.wishlists(userId)]);
-        await publishChange(trx, 'wishlist.deleted', userId, wishlistId);
+        await recordChange(trx, 'wishlist.deleted', userId, wishlistId);
       });
     },
 
