@@ -218,7 +218,11 @@ export function createGroupService(
         const current = await repo.findGroup(trx, familyId, groupId);
         if (!current) throw missing(groupId);
         // Under the family's lock: no other group write comes between the check and the update.
-        requireMatch(precondition, await groupTag(trx, familyId, groupId, current.version), `group ${groupId}`);
+        // The counters are read once, before the items' cards: the new tag below names them too,
+        // so it is never newer than what the answer shows (a card written meanwhile makes the
+        // next read's tag differ, and the client fetches again).
+        const counters = await readCounters(trx, GROUP_SCOPES.map((kind) => familyScope(kind, familyId)));
+        requireMatch(precondition, groupTagOf(familyId, groupId, current.version, counters), `group ${groupId}`);
         const at = modificationTime(current.last_modified_at, now());
         // Items left out keep theirs, rendered from a fresh read of their cards.
         const cleaned =
@@ -236,7 +240,7 @@ export function createGroupService(
         await repo.updateGroup(trx, groupId, next);
         await families.recordEvent(trx, familyId, 'group-updated', at, { groupId, name: next.name });
         await bumpCounters(trx, [scopes.groups(familyId)]);
-        const tag = await groupTag(trx, familyId, groupId, next.version);
+        const tag = groupTagOf(familyId, groupId, next.version, counters);
         await publishGroup(trx, 'group.changed', familyId, groupId, tag);
         return { row: next, docs: cleaned?.docs, tag };
       });
