@@ -13,6 +13,15 @@ export const ONLINE_WINDOW_MS = 30_000;
 
 /** The `deviceType` of a browser registered as a player, and of a device an operator listed by id. */
 export const BROWSER_PLAYER = 'cardshelf-browser';
+
+/** Whether the device is a browser registered as a player (else an operator listed it by id). */
+export const isBrowserPlayer = (row: Pick<DeviceRow, 'device_type'>): boolean => row.device_type === BROWSER_PLAYER;
+
+/**
+ * The software a device runs, as its firmware fields say: a browser player runs the web app this
+ * server serves (identity.ts); of a device listed by id nothing is known ('').
+ */
+export const softwareVersionOf = (row: Pick<DeviceRow, 'device_type'>): string => (isBrowserPlayer(row) ? PLAYER_SOFTWARE_VERSION : '');
 export const LISTED_DEVICE = 'cardshelf-device';
 
 export function isOnline(statusAt: string | null, nowMs: number): boolean {
@@ -66,7 +75,7 @@ export function configOf(stored: string | null, update: ConfigSettingsInput = {}
 }
 
 export function deviceView(row: DeviceRow, nowMs: number): Device {
-  const registered = row.device_type === BROWSER_PLAYER;
+  const registered = isBrowserPlayer(row);
   return {
     deviceId: row.device_id,
     name: row.name ?? row.device_id,
@@ -103,7 +112,7 @@ export function statusView(row: DeviceRow, nowMs: number): DeviceStatus {
     cardInsertionState: activeCard === 'none' ? 0 : 2,
     dayMode: -1,
     errorsLogged: 0,
-    firmwareVersion: row.device_type === BROWSER_PLAYER ? PLAYER_SOFTWARE_VERSION : '',
+    firmwareVersion: softwareVersionOf(row),
     freeDiskSpaceBytes: 0,
     isAudioDeviceConnected: false,
     isBackgroundDownloadActive: false,

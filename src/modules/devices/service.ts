@@ -8,7 +8,7 @@ import { now } from '../../shared/clock.js';
 import { AppError, badRequest, notFound } from '../../shared/errors.js';
 import { newHexId } from '../../shared/ids.js';
 import type { FamilyService } from '../families/service.js';
-import { newPlayerId, PLAYER_SOFTWARE_VERSION, playerMac } from './identity.js';
+import { newPlayerId, playerMac } from './identity.js';
 import * as repo from './repository.js';
 import {
   BROWSER_PLAYER,
@@ -16,11 +16,13 @@ import {
   commandProblem,
   configOf,
   deviceView,
+  isBrowserPlayer,
   isOnline,
   normalReport,
   reportProblem,
   reportedTimezone,
   rawStatusView,
+  softwareVersionOf,
   statusView,
 } from './rules.js';
 import type { ConfigUpdate, Device, DeviceCommand, DeviceStatus, Shortcuts, StatusReport } from './schemas.js';
@@ -194,8 +196,7 @@ export function createDeviceService(store: Store, deps: DeviceServiceDeps): Devi
 /** `GET /device-v2/{id}/config`: the device, its settings with their defaults, its shortcuts. */
 function configAnswer(row: Parameters<typeof statusView>[0], nowMs: number) {
   const view = deviceView(row, nowMs);
-  const registered = row.device_type === BROWSER_PLAYER;
-  const software = registered ? PLAYER_SOFTWARE_VERSION : '';
+  const software = softwareVersionOf(row);
   return {
     device: {
       deviceId: view.deviceId,
@@ -206,7 +207,7 @@ function configAnswer(row: Parameters<typeof statusView>[0], nowMs: number) {
       errorCode: null,
       geoTimezone: reportedTimezone(row),
       getPosix: '',
-      mac: registered ? playerMac(view.deviceId) : '',
+      mac: isBrowserPlayer(row) ? playerMac(view.deviceId) : '',
       online: view.online,
       registrationCode: '',
       activationPopCode: '',
