@@ -65,6 +65,45 @@ describe('answers kept by their tag (through HTTP)', () => {
     expect(after.body.cards.map((c: { title: string }) => c.title).sort()).toEqual(["Alice's", 'Another']);
   });
 
+  it('a card: kept under its tag, new after a change, and refused once the reader may not read it', async () => {
+    t = await startTestApp();
+    const [admin, alice, bob] = await Promise.all([t.token('auth0|kept-admin', 'admin'), t.token('auth0|kept-alice'), t.token('auth0|kept-bob')]);
+    const own = (await t.call('POST', '/content', { token: alice, body: cardBody('First title') })).body.card.cardId as string;
+    const first = await t.call('GET', `/content/${own}`, { token: alice });
+    const kept = await t.call('GET', `/content/${own}`, { token: alice });
+    expect(kept.raw.body).toBe(first.raw.body);
+    expect(kept.headers.etag).toBe(first.headers.etag);
+    await t.call('POST', '/content', { token: alice, body: { cardId: own, title: 'Second title' } });
+    const changed = await t.call('GET', `/content/${own}`, { token: alice });
+    expect(changed.headers.etag).not.toBe(first.headers.etag);
+    expect(changed.body.card.title).toBe('Second title');
+    // Not the owner's answer for another caller: bob may not read alice's card at all.
+    expect((await t.call('GET', `/content/${own}`, { token: bob })).status).toBe(404);
+
+    // In alice's family, bob reads her card (and it is kept for him); out of it again, he may
+    // not, though the card, and so its tag, did not change.
+    const family = (members: string[]) => ({
+      country: 'GB',
+      members: members.map((userId) => ({ userId, approved: true, verified: true, verifiedEmail: `${userId.slice(6)}@example.com` })),
+    });
+    await t.call('PUT', '/admin/families/kept-family', { token: admin, body: family(['auth0|kept-alice', 'auth0|kept-bob']) });
+    const shared = await t.call('GET', `/content/${own}`, { token: bob });
+    expect(shared.status).toBe(200);
+    expect((await t.call('GET', `/content/${own}`, { token: bob })).raw.body).toBe(shared.raw.body);
+    await t.call('PUT', '/admin/families/kept-family', { token: admin, body: family(['auth0|kept-alice']) });
+    expect((await t.call('GET', `/content/${own}`, { token: bob })).status).toBe(404);
+    expect((await t.call('GET', `/content/${own}`, { token: alice })).headers.etag).toBe(shared.headers.etag);
+
+    // A free catalogue card, read by anyone, then made a club card: the next read is refused.
+    await t.call('PUT', '/admin/cards/KeptC', { token: admin, body: { ...cardBody('Catalogue'), userId: 'cardshelf|catalogue', availability: 'free' } });
+    const free = await t.call('GET', '/content/KeptC', { token: bob });
+    expect(free.status).toBe(200);
+    expect((await t.call('GET', '/content/KeptC', { token: bob })).raw.body).toBe(free.raw.body);
+    await t.call('PUT', '/admin/cards/KeptC', { token: admin, body: { ...cardBody('Catalogue'), userId: 'cardshelf|catalogue', availability: 'premium' } });
+    expect((await t.call('GET', '/content/KeptC', { token: bob })).status).toBe(404);
+    expect((await t.call('GET', '/content/KeptC', { token: bob, headers: { 'if-none-match': String(free.headers.etag) } })).status).toBe(404);
+  });
+
   it('answers byte for byte as with the cache off', async () => {
     const reads = async (env: Record<string, string>): Promise<string[]> => {
       const app = await startTestApp(env);

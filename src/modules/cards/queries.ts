@@ -1,11 +1,34 @@
 import type { CardRow } from '../../db/database.js';
+import { preparedStatement } from '../../db/prepared.js';
 import type { Db } from '../../db/unit-of-work.js';
+import type { CardAccessFacts } from './access.js';
 
 /** Queries of this module that other modules build on (the library's add reads the card). */
 
+/** What a card's tag and its read policy need: its row without the document and list form. */
+export type CardHead = CardAccessFacts & Pick<CardRow, 'version'>;
+
+// Compiled once (db/prepared.ts): every card read and write runs one of them.
+const cardById = preparedStatement((db, cardId: string) => db.selectFrom('cards').selectAll().where('card_id', '=', cardId), 1);
+const headById = preparedStatement(
+  (db, cardId: string) =>
+    db.selectFrom('cards').select(['card_id', 'user_id', 'origin', 'is_free', 'deleted', 'version']).where('card_id', '=', cardId),
+  1,
+);
+
 /** The card with this id, of any origin, deleted or not; undefined when there is none. */
 export async function findCard(db: Db, cardId: string): Promise<CardRow | undefined> {
-  return db.selectFrom('cards').selectAll().where('card_id', '=', cardId).executeTakeFirst();
+  const [row] = await cardById(db, cardId);
+  return row;
+}
+
+/**
+ * `findCard` without the stored document: for a read that decides on its tag first and may
+ * answer without the document (a 304, or an answer kept under that tag).
+ */
+export async function findCardHead(db: Db, cardId: string): Promise<CardHead | undefined> {
+  const [row] = await headById(db, cardId);
+  return row;
 }
 
 /** The cards with these ids that exist (any origin, deleted or not), in no particular order. */

@@ -69,8 +69,18 @@ export async function cardRoutes(
       },
       handler: async (req, reply) => {
         const { userId } = req.principal;
-        const { card, tag, access } = await cards.read(userId, req.params.cardId);
-        if (!isOn(req.query.playable)) return sendTagged(req, reply, tag, () => card);
+        const { cardId } = req.params;
+        if (!isOn(req.query.playable)) {
+          // The tag alone first (no document) when the answer is likely kept or not modified.
+          return sendTaggedRead(req, reply, {
+            tag: () => cards.readTag(userId, cardId),
+            both: async () => {
+              const { card, tag } = await cards.read(userId, cardId);
+              return { tag, body: card };
+            },
+          });
+        }
+        const { card, tag, access } = await cards.read(userId, cardId);
         // One clock reading for the tag and the URLs: both name the same signing window.
         const at = Date.now();
         return sendTagged(

@@ -13,7 +13,7 @@ import { publishCatalogueCardShown } from '../library/live-events.js';
 import type { FamilyService } from '../families/service.js';
 import { mayReadCard } from './access.js';
 import { buildCardDoc, cardRow, mergeUpdate } from './card-document.js';
-import { findCard } from './queries.js';
+import { findCard, findCardHead } from './queries.js';
 import * as repo from './repository.js';
 import type { AdminCardInput, CardDoc, CardInput } from './schemas.js';
 
@@ -36,6 +36,8 @@ export interface CardService {
    * tells who vouches for the card's media references (media/read-rights.ts).
    */
   read(userId: string, cardId: string): Promise<TaggedCard & { access: Pick<CardRow, 'user_id' | 'origin'> }>;
+  /** The tag `read` would answer with, without reading the card's document; not-found as `read`. */
+  readTag(userId: string, cardId: string): Promise<string>;
   /**
    * Creates (no cardId) or updates (the caller's cardId) a MYO card; an update changes the
    * top-level fields sent, the others keep their values (card-document.ts, mergeUpdate). An
@@ -138,6 +140,12 @@ export function createCardService(
         tag: cardTag(cardId, card.version),
         access: { user_id: card.user_id, origin: card.origin },
       };
+    },
+
+    async readTag(userId, cardId) {
+      const head = await findCardHead(db, cardId);
+      if (!head || !(await mayReadCard(store, families, userId, head))) throw notFound(`card ${cardId}`);
+      return cardTag(cardId, head.version);
     },
 
     async save(userId, input, precondition, alsoCommit) {
