@@ -1,4 +1,4 @@
-import type { ColumnDataType, ColumnDefinitionBuilder, Expression, Kysely, Transaction } from 'kysely';
+import type { ColumnDataType, ColumnDefinitionBuilder, Expression, Kysely, RawBuilder, Transaction } from 'kysely';
 import type { Database } from './database.js';
 import type { StatementListener } from './statement-watch.js';
 
@@ -18,6 +18,12 @@ export interface StoreDialect {
    * check-then-insert (a count limit, a stub family) holds under concurrency, across processes.
    */
   lockKey(trx: Transaction<Database>, key: string): Promise<void>;
+  /**
+   * `lockKey`'s lock as an SQL expression that takes it when a statement evaluates it, for a
+   * write that can take its lock in the statement that needs it instead of in a round trip of
+   * its own; undefined where `lockKey` takes nothing (SQLite).
+   */
+  lockKeyExpression(key: string): RawBuilder<unknown> | undefined;
   /** Turns a column definition into an auto-incrementing integer primary key. */
   autoIncrementPrimaryKey(col: ColumnDefinitionBuilder): ColumnDefinitionBuilder;
   /**

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { Kysely, PostgresDialect, sql, type Driver, type PostgresPool, type PostgresPoolClient } from 'kysely';
+import { Kysely, PostgresDialect, sql, type Driver, type RawBuilder, type PostgresPool, type PostgresPoolClient } from 'kysely';
 import pg from 'pg';
 import type { PostgresConfig } from './config.js';
 import type { Database } from './database.js';
@@ -115,6 +115,10 @@ function advisoryLockId(key: string): string {
   return createHash('sha256').update(key, 'utf8').digest().readBigInt64BE(0).toString();
 }
 
+function lockExpression(key: string): RawBuilder<unknown> {
+  return sql`pg_advisory_xact_lock(cast(${advisoryLockId(key)} as bigint))`;
+}
+
 export function postgresDialect(config: PostgresConfig): StoreDialect {
   const { pool, kyselyPool } = resilientPool(config);
   const statements = new StatementWatch();
@@ -128,8 +132,9 @@ export function postgresDialect(config: PostgresConfig): StoreDialect {
     // Transaction-scoped: every instance on the database waits for it, and commit or rollback
     // releases it, so a request that fails half-way cannot leave it held.
     lockKey: async (trx, key) => {
-      await sql`select pg_advisory_xact_lock(cast(${advisoryLockId(key)} as bigint))`.execute(trx);
+      await sql`select ${lockExpression(key)}`.execute(trx);
     },
+    lockKeyExpression: lockExpression,
     // `by default` rather than `always`: rows copied from another database keep their ids.
     autoIncrementPrimaryKey: (col) => col.generatedByDefaultAsIdentity().primaryKey(),
     // The database's default collation may be linguistic (en_US ignores punctuation, mixes case);

@@ -177,6 +177,7 @@ export function sqliteDialect(config: SqliteConfig): StoreDialect {
     watchStatements: (listener) => statements.add(listener),
     // `begin immediate` already holds the database-wide write lock.
     lockKey: async () => {},
+    lockKeyExpression: () => undefined,
     autoIncrementPrimaryKey: (col) => col.primaryKey().autoIncrement(),
     // SQLite compares text with BINARY unless told otherwise.
     text: 'text',

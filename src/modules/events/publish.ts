@@ -1,7 +1,7 @@
 import { EventEmitter } from 'node:events';
 import { sql } from 'kysely';
 import type { StoreDialect } from '../../db/dialect.js';
-import { preparedStatement } from '../../db/prepared.js';
+import { preparedPerShape } from '../../db/prepared.js';
 import type { Trx } from '../../db/unit-of-work.js';
 import { now } from '../../shared/clock.js';
 
@@ -17,7 +17,8 @@ import { now } from '../../shared/clock.js';
  *
  * Why last: on PostgreSQL it takes a transaction lock (released at commit) so that events get
  * their ids in the order they commit; a stream that has seen id n has then seen every id below n.
- * Taken after every other lock of the unit of work, it never closes a cycle of waits.
+ * Taken after every other lock of the unit of work, it never closes a cycle of waits. The
+ * notification that wakes the other instances' streams is sent by PostgreSQL at commit.
  */
 
 /** What happened. `player.*` kinds are the family's players' (modules of the devices). */
@@ -70,26 +71,44 @@ const ORDER_LOCK = 'events:order';
 export const localPublications = new EventEmitter();
 localPublications.setMaxListeners(0);
 
-/** The log's insert, compiled once (db/prepared.ts): every publishing write runs it. */
-const insertEvent = preparedStatement(
-  (db, family_id: string | null, user_id: string | null, kind: string, at: string, data: string) =>
-    db.insertInto('live_events').values({ family_id, user_id, kind, at, data }),
+type EventValues = [family_id: string | null, user_id: string | null, kind: string, at: string, data: string];
+
+/**
+ * The log's insert, compiled once per kind of database (db/prepared.ts): every publishing write
+ * runs it. On PostgreSQL the one statement also takes the ordering lock before the row gets its
+ * id (the row is formed from a subquery that takes it) and queues the notification: one round
+ * trip instead of three.
+ */
+const insertEvent = preparedPerShape<StoreDialect, EventValues, unknown>(
+  (dialect) => dialect.name,
+  (db, dialect, family_id, user_id, kind, at, data) => {
+    const lock = dialect.lockKeyExpression(ORDER_LOCK);
+    if (!lock) return db.insertInto('live_events').values({ family_id, user_id, kind, at, data });
+    const text = (value: string | null) => sql<string>`cast(${value} as text)`;
+    const ordered = db.selectNoFrom([lock.as('ordered'), sql`pg_notify(${EVENTS_CHANNEL}, '')`.as('woken')]).as('ordered');
+    return db
+      .insertInto('live_events')
+      .columns(['family_id', 'user_id', 'kind', 'at', 'data'])
+      .expression(
+        db
+          .selectFrom(ordered)
+          .select([text(family_id).as('family_id'), text(user_id).as('user_id'), text(kind).as('kind'), text(at).as('at'), text(data).as('data')]),
+      );
+  },
   5,
 );
 
 export async function publish(trx: Trx, dialect: StoreDialect, event: LiveEvent): Promise<void> {
-  await dialect.lockKey(trx, ORDER_LOCK);
   const { kind, audience, ids, read, tag, details } = event;
   await insertEvent(
     trx,
+    dialect,
     'familyId' in audience ? audience.familyId : null,
     'userId' in audience ? audience.userId : null,
     kind,
     now(),
     JSON.stringify({ kind, ids, ...(read === undefined ? {} : { read }), ...(tag === undefined ? {} : { tag }), ...(details ?? {}) }),
   );
-  // Sent by PostgreSQL when (and only if) the transaction commits.
-  if (dialect.name === 'postgres') await sql`select pg_notify(${EVENTS_CHANNEL}, '')`.execute(trx);
   // The unit of work commits in the promise jobs that follow; a macrotask later it has.
   setImmediate(() => localPublications.emit('published'));
 }
