@@ -73,6 +73,8 @@ interface Stream {
   cursor: number;
   /** Live events that came while the stream replayed; null once it follows the log. */
   pending: LoggedEvent[] | null;
+  /** Frames sent but not yet written: a read of the log writes once per stream (see `flush`). */
+  outbox: string;
   expiry: NodeJS.Timeout | undefined;
   closed: boolean;
 }
@@ -138,13 +140,34 @@ export function createEventHub(
     stream.sink.write(chunk);
   }
 
-  function send(stream: Stream, event: LoggedEvent): void {
+  /**
+   * Streams with frames in their outbox. Each write to a response is a system call (and an HTTP
+   * chunk), so the frames of one read of the log go out in one write per stream, not one per
+   * event: when writes come faster than a read and its writes take, the next read finds them all,
+   * and a stream's cost stays one write per read however many events it brings.
+   */
+  const unflushed = new Set<Stream>();
+
+  function flush(): void {
+    for (const stream of unflushed) {
+      const chunk = stream.outbox;
+      stream.outbox = '';
+      write(stream, chunk);
+    }
+    unflushed.clear();
+  }
+
+  function send(stream: Stream, event: LoggedEvent, text = frame(event)): void {
     if (stream.closed || event.id <= stream.cursor) return;
     stream.cursor = event.id;
-    write(stream, frame(event));
+    stream.outbox += text;
+    unflushed.add(stream);
     // The user moved to another family: the stream follows the old one, so it ends; the client
     // reconnects (from this event) and follows the new one.
-    if (event.kind === 'family.changed' && event.userId === stream.reader.userId) end(stream, 'family changed; reconnect');
+    if (event.kind === 'family.changed' && event.userId === stream.reader.userId) {
+      flush();
+      end(stream, 'family changed; reconnect');
+    }
   }
 
   function dispatch(event: LoggedEvent): void {
@@ -152,8 +175,10 @@ export function createEventHub(
       ...(event.familyId === null ? [] : (byFamily.get(event.familyId) ?? [])),
       ...(event.userId === null ? [] : (byUser.get(event.userId) ?? [])),
     ]);
+    // One frame for every stream it goes to.
+    const text = frame(event);
     for (const stream of targets) {
-      if (stream.pending === null) send(stream, event);
+      if (stream.pending === null) send(stream, event, text);
       else if (stream.pending.push(event) > MAX_PENDING) end(stream, 'too far behind; reconnect');
     }
   }
@@ -172,6 +197,7 @@ export function createEventHub(
         for (;;) {
           const events = await repo.eventsAfter(db, lastRead, BATCH);
           for (const event of events) dispatch(event);
+          flush();
           const last = events.at(-1);
           if (last) lastRead = Math.max(lastRead, last.id);
           if (events.length < BATCH) break;
@@ -270,7 +296,7 @@ export function createEventHub(
         sink.end(': server shutting down; reconnect\n\n');
         return;
       }
-      const stream: Stream = { slot, reader, sink, cursor: bounds.lastId, pending: [], expiry: undefined, closed: false };
+      const stream: Stream = { slot, reader, sink, cursor: bounds.lastId, pending: [], outbox: '', expiry: undefined, closed: false };
       if (streams.size === 0) {
         lastRead = Math.max(lastRead, bounds.lastId);
         startFollowing();
@@ -296,6 +322,7 @@ export function createEventHub(
         for (;;) {
           const events = await repo.eventsOfReaderAfter(db, reader, stream.cursor, BATCH);
           for (const event of events) send(stream, event);
+          flush();
           if (events.length < BATCH || stream.closed) break;
         }
       } catch (err) {
@@ -305,6 +332,7 @@ export function createEventHub(
       const pending = stream.pending ?? [];
       stream.pending = null;
       for (const event of pending) send(stream, event);
+      flush();
       // Events that committed before this stream joined but after the hub's last read.
       void wake();
     },

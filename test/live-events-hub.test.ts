@@ -1,0 +1,76 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterEach, expect, it } from 'vitest';
+import { loadConfig } from '../src/config.js';
+import type { Store } from '../src/db/dialect.js';
+import { migrateToLatest } from '../src/db/migrate.js';
+import { openStore } from '../src/db/store.js';
+import { inUnitOfWork } from '../src/db/unit-of-work.js';
+import { createEventHub, type EventHub, type EventSink } from '../src/modules/events/hub.js';
+import { publishAll, type LiveEvent } from '../src/modules/events/publish.js';
+import { pause } from './support/event-stream.js';
+
+/**
+ * The hub's writes to its streams (src/modules/events/hub.ts), seen at the sink: each write to
+ * a response is a system call, so what one read of the log brings goes out in one write per
+ * stream. On SQLite in a directory of its own: the hub's fan-out does not depend on the store.
+ */
+
+let store: Store | undefined;
+let hub: EventHub | undefined;
+let dir: string | undefined;
+afterEach(async () => {
+  await hub?.close();
+  await store?.db.destroy();
+  if (dir) await rm(dir, { recursive: true, force: true });
+  hub = store = dir = undefined;
+});
+
+function recordingSink(): EventSink & { writes: string[] } {
+  const writes: string[] = [];
+  return {
+    writes,
+    write: (chunk) => void writes.push(chunk),
+    buffered: () => 0,
+    end: (last) => void writes.push(last),
+    destroy: () => {},
+    onClose: () => {},
+    gone: () => false,
+  };
+}
+
+it('writes the events of one read of the log once to each stream, in order, each stream its own', async () => {
+  dir = await mkdtemp(path.join(tmpdir(), 'cardshelf-hub-'));
+  const config = loadConfig({ DATA_DIR: dir, LOG_LEVEL: 'silent', EVENTS_HEARTBEAT_SECONDS: '60' });
+  store = openStore(config.database);
+  await migrateToLatest(store);
+  hub = createEventHub(store, config.events, { postgres: undefined, log: { warn: () => {} } });
+
+  const sinks = { a: recordingSink(), b: recordingSink(), other: recordingSink() };
+  await hub.start(hub.reserve('a'), { reader: { familyId: 'f1', userId: 'a' }, lastEventId: undefined, expiresAt: undefined }, sinks.a);
+  await hub.start(hub.reserve('b'), { reader: { familyId: 'f1', userId: 'b' }, lastEventId: undefined, expiresAt: undefined }, sinks.b);
+  await hub.start(hub.reserve('c'), { reader: { familyId: 'f2', userId: 'c' }, lastEventId: undefined, expiresAt: undefined }, sinks.other);
+  const connected = { a: sinks.a.writes.length, b: sinks.b.writes.length, other: sinks.other.writes.length };
+
+  const event = (groupId: string, audience: LiveEvent['audience']): LiveEvent => ({ kind: 'group.changed', audience, ids: { groupId } });
+  const s = store;
+  await inUnitOfWork(s, [], (trx) =>
+    publishAll(trx, s.dialect, [
+      event('g1', { familyId: 'f1' }),
+      event('g2', { familyId: 'f1' }),
+      event('mine', { userId: 'a' }),
+      event('g3', { familyId: 'f1' }),
+      event('elsewhere', { familyId: 'f2' }),
+    ]),
+  );
+  for (let i = 0; i < 100 && sinks.a.writes.length === connected.a; i++) await pause(10);
+
+  const groupsIn = (chunk: string | undefined): string[] => [...(chunk ?? '').matchAll(/"groupId":"(\w+)"/g)].map((m) => m[1] as string);
+  // One write each: a has every event of the family and its own, b not a's own, the other family its own.
+  expect(sinks.a.writes.slice(connected.a).map(groupsIn)).toEqual([['g1', 'g2', 'mine', 'g3']]);
+  expect(sinks.b.writes.slice(connected.b).map(groupsIn)).toEqual([['g1', 'g2', 'g3']]);
+  expect(sinks.other.writes.slice(connected.other).map(groupsIn)).toEqual([['elsewhere']]);
+  // Every frame whole: an id, a kind and data, with the blank line that ends it.
+  expect(sinks.a.writes.at(-1)).toMatch(/^(id: \d+\nevent: group\.changed\ndata: \{[^\n]*\}\n\n){4}$/);
+});
