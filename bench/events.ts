@@ -27,6 +27,7 @@ import autocannon from 'autocannon';
 import pg from 'pg';
 import { loadOrCreateSigningKey, mintToken } from '../src/auth/local-issuer.js';
 import type { Options } from './options.js';
+import { cpuTicks, TICKS_PER_SECOND } from './process-sampler.js';
 import { freePort, startServer, type Server } from './server.js';
 
 const { values: args } = parseArgs({
@@ -170,7 +171,7 @@ async function families(base: string, count: number, tag: string): Promise<{ fam
 }
 
 /** bench/event-streams-client.ts in a child process: `count` streams open and read; `stop` closes them and answers the events read. */
-async function startStreamsClient(base: string, bearers: string[], count: number): Promise<{ stop(): Promise<number> }> {
+async function startStreamsClient(base: string, bearers: string[], count: number): Promise<{ pid: number; stop(): Promise<number> }> {
   const script = fileURLToPath(new URL('./event-streams-client.ts', import.meta.url));
   // The same Node and loader (tsx) as this process.
   const child = spawn(process.execPath, [...process.execArgv, script, base, String(count)], { stdio: ['pipe', 'pipe', 'inherit'] });
@@ -186,6 +187,7 @@ async function startStreamsClient(base: string, bearers: string[], count: number
     child.once('exit', (code) => reject(new Error(`the streams' client exited (${code}) before its streams were open`)));
   });
   return {
+    pid: child.pid!,
     async stop() {
       const exited = new Promise((resolve) => child.once('exit', resolve));
       child.kill('SIGTERM');
@@ -225,13 +227,17 @@ try {
   const tagNow = (await call(a.base, 'GET', '/card/family/library', readerToken)).etag!;
   const writer = rw[1]!;
   const writerToken = await token(writer.owner);
-  async function load(): Promise<{ reads: number; writes: number }> {
+  /** CPU seconds of the server, and of the streams' client while it runs. */
+  const cpuOf = async (pids: number[]): Promise<number> => (await cpuTicks(pids)) / TICKS_PER_SECOND;
+  async function load(client?: number): Promise<{ reads: number; writes: number; serverMsPerWrite: number; clientCores: number }> {
     const reads = await autocannon({
       url: `${a.base}/card/family/library`,
       connections: 16,
       duration: SECONDS,
       headers: { authorization: `Bearer ${readerToken}`, 'if-none-match': tagNow },
     });
+    const server = [a.child.pid!];
+    const [serverBefore, clientBefore] = [await cpuOf(server), client ? await cpuOf([client]) : 0];
     const writes = await autocannon({
       url: `${a.base}/card/family/library/groups/${writer.groupId}`,
       method: 'PUT',
@@ -240,7 +246,13 @@ try {
       headers: { authorization: `Bearer ${writerToken}`, 'content-type': 'application/json' },
       body: JSON.stringify({ name: 'renamed' }),
     });
-    return { reads: reads.requests.average, writes: writes.requests.average };
+    const [serverAfter, clientAfter] = [await cpuOf(server), client ? await cpuOf([client]) : 0];
+    return {
+      reads: reads.requests.average,
+      writes: writes.requests.average,
+      serverMsPerWrite: ((serverAfter - serverBefore) * 1000) / Math.max(1, writes.requests.total),
+      clientCores: (clientAfter - clientBefore) / SECONDS,
+    };
   }
   // A first load warms the server up (its JIT, the database's caches); it is not counted.
   await load();
@@ -251,7 +263,7 @@ try {
   const others = IDLE_FAMILIES > 1 ? await families(a.base, IDLE_FAMILIES - 1, 'idle') : [];
   const idleTokens = await Promise.all([writer, ...others].flatMap((f) => [token(f.member), token(f.owner)]));
   const streamsClient = await startStreamsClient(a.base, idleTokens, IDLE_STREAMS);
-  const withStreams = await load();
+  const withStreams = await load(streamsClient.pid);
   const eventsRead = await streamsClient.stop();
   await pause(1000);
   // Without streams again: a drift of the machine shows as a difference between the two.
@@ -261,7 +273,8 @@ try {
     `3. reads/s (304 revalidations, 16 connections) ${none.reads.toFixed(0)} without streams, ${withStreams.reads.toFixed(0)} with ${IDLE_STREAMS} ` +
       `(${pct(withStreams.reads, none.reads)}), ${noneAgain.reads.toFixed(0)} without again; writes/s (group PUT, 8 connections, each an event to the ${Math.ceil(IDLE_STREAMS / IDLE_FAMILIES)} streams of its family) ` +
       `${none.writes.toFixed(0)} without, ${withStreams.writes.toFixed(0)} with (${pct(withStreams.writes, none.writes)}), ${noneAgain.writes.toFixed(0)} without again; ` +
-      `${eventsRead} events read by the streams' process`,
+      `${eventsRead} events read by the streams' process; server CPU a write ${none.serverMsPerWrite.toFixed(2)} ms without streams, ` +
+      `${withStreams.serverMsPerWrite.toFixed(2)} ms with them; the streams' process used ${withStreams.clientCores.toFixed(2)} cores of the machine's 2 meanwhile`,
   );
 
   // ---- 2. cross-instance latency (PostgreSQL) ----

@@ -40,12 +40,20 @@ function recordingSink(): EventSink & { writes: string[] } {
   };
 }
 
-it('writes the events of one read of the log once to each stream, in order, each stream its own', async () => {
+async function openHub(): Promise<{ store: Store; hub: EventHub }> {
   dir = await mkdtemp(path.join(tmpdir(), 'cardshelf-hub-'));
   const config = loadConfig({ DATA_DIR: dir, LOG_LEVEL: 'silent', EVENTS_HEARTBEAT_SECONDS: '60' });
   store = openStore(config.database);
   await migrateToLatest(store);
   hub = createEventHub(store, config.events, { postgres: undefined, log: { warn: () => {} } });
+  return { store, hub };
+}
+
+const event = (groupId: string, audience: LiveEvent['audience']): LiveEvent => ({ kind: 'group.changed', audience, ids: { groupId } });
+const groupsIn = (chunk: string | undefined): string[] => [...(chunk ?? '').matchAll(/"groupId":"(\w+)"/g)].map((m) => m[1] as string);
+
+it('writes the events of one read of the log once to each stream, in order, each stream its own', async () => {
+  const { store, hub } = await openHub();
 
   const sinks = { a: recordingSink(), b: recordingSink(), other: recordingSink() };
   await hub.start(hub.reserve('a'), { reader: { familyId: 'f1', userId: 'a' }, lastEventId: undefined, expiresAt: undefined }, sinks.a);
@@ -53,10 +61,8 @@ it('writes the events of one read of the log once to each stream, in order, each
   await hub.start(hub.reserve('c'), { reader: { familyId: 'f2', userId: 'c' }, lastEventId: undefined, expiresAt: undefined }, sinks.other);
   const connected = { a: sinks.a.writes.length, b: sinks.b.writes.length, other: sinks.other.writes.length };
 
-  const event = (groupId: string, audience: LiveEvent['audience']): LiveEvent => ({ kind: 'group.changed', audience, ids: { groupId } });
-  const s = store;
-  await inUnitOfWork(s, [], (trx) =>
-    publishAll(trx, s.dialect, [
+  await inUnitOfWork(store, [], (trx) =>
+    publishAll(trx, store.dialect, [
       event('g1', { familyId: 'f1' }),
       event('g2', { familyId: 'f1' }),
       event('mine', { userId: 'a' }),
@@ -66,11 +72,37 @@ it('writes the events of one read of the log once to each stream, in order, each
   );
   for (let i = 0; i < 100 && sinks.a.writes.length === connected.a; i++) await pause(10);
 
-  const groupsIn = (chunk: string | undefined): string[] => [...(chunk ?? '').matchAll(/"groupId":"(\w+)"/g)].map((m) => m[1] as string);
   // One write each: a has every event of the family and its own, b not a's own, the other family its own.
   expect(sinks.a.writes.slice(connected.a).map(groupsIn)).toEqual([['g1', 'g2', 'mine', 'g3']]);
   expect(sinks.b.writes.slice(connected.b).map(groupsIn)).toEqual([['g1', 'g2', 'g3']]);
   expect(sinks.other.writes.slice(connected.other).map(groupsIn)).toEqual([['elsewhere']]);
   // Every frame whole: an id, a kind and data, with the blank line that ends it.
   expect(sinks.a.writes.at(-1)).toMatch(/^(id: \d+\nevent: group\.changed\ndata: \{[^\n]*\}\n\n){4}$/);
+});
+
+it('lets writes that come while it writes to slow streams gather, and sends them together next', async () => {
+  const { store, hub } = await openHub();
+  // Each write to this stream takes 5 ms of the thread: after one, the hub waits about 95 ms
+  // (MAX_FANOUT_SHARE) before it reads the log again.
+  const sink = recordingSink();
+  const slowWrite = sink.write;
+  sink.write = (chunk) => {
+    const until = performance.now() + 5;
+    while (performance.now() < until);
+    slowWrite(chunk);
+  };
+  await hub.start(hub.reserve('a'), { reader: { familyId: 'f1', userId: 'a' }, lastEventId: undefined, expiresAt: undefined }, sink);
+  const connected = sink.writes.length;
+  const publishOne = (groupId: string) => inUnitOfWork(store, [], (trx) => publishAll(trx, store.dialect, [event(groupId, { familyId: 'f1' })]));
+
+  await publishOne('g1');
+  for (let i = 0; i < 100 && sink.writes.length === connected; i++) await pause(5);
+  // Three writes, each its own transaction and wake, while the hub waits.
+  for (const id of ['g2', 'g3', 'g4']) {
+    await publishOne(id);
+    // Each wake has the chance to read the log before the next write.
+    await pause(2);
+  }
+  for (let i = 0; i < 100 && sink.writes.length < connected + 2; i++) await pause(10);
+  expect(sink.writes.slice(connected).map(groupsIn)).toEqual([['g1'], ['g2', 'g3', 'g4']]);
 });

@@ -56,6 +56,8 @@ export interface EventHub {
   size(): number;
 }
 
+/** The largest share of its time the hub spends writing events to streams (see `wake`). */
+const MAX_FANOUT_SHARE = 0.05;
 /** Events read from the log at once. */
 const BATCH = 500;
 /** Events a stream still replaying may have waiting from the live flow before it is dropped. */
@@ -95,6 +97,8 @@ export function createEventHub(
   let lastRead = 0;
   let reading = false;
   let readAgain = false;
+  /** Set while the next read of the log waits (see `wake`). */
+  let cooling: NodeJS.Timeout | undefined;
   let closing = false;
   let listener: NotifyListener | undefined;
   let heartbeat: NodeJS.Timeout | undefined;
@@ -183,31 +187,49 @@ export function createEventHub(
     }
   }
 
-  /** Reads the log past what this hub read last, for every stream; wakes coalesce. */
+  /**
+   * Reads the log past what this hub read last, for every stream; wakes coalesce. Writing to
+   * the streams runs on the thread that answers requests, and costs a write per stream per read
+   * (`flush`): for a family with very many streams open, a read per write would leave little
+   * time for the writes themselves. So after a read, the next one waits until the writing
+   * is at most MAX_FANOUT_SHARE of the time; what comes meanwhile goes out together in the next
+   * read. With a few streams a family this wait is well under a millisecond.
+   */
   async function wake(): Promise<void> {
     if (streams.size === 0 || closing) return;
-    if (reading) {
+    if (reading || cooling) {
       readAgain = true;
       return;
     }
     reading = true;
+    readAgain = false;
+    let writing = 0;
     try {
-      do {
-        readAgain = false;
-        for (;;) {
-          const events = await repo.eventsAfter(db, lastRead, BATCH);
-          for (const event of events) dispatch(event);
-          flush();
-          const last = events.at(-1);
-          if (last) lastRead = Math.max(lastRead, last.id);
-          if (events.length < BATCH) break;
-        }
-      } while (readAgain && streams.size > 0);
+      for (;;) {
+        const events = await repo.eventsAfter(db, lastRead, BATCH);
+        const started = performance.now();
+        for (const event of events) dispatch(event);
+        flush();
+        writing += performance.now() - started;
+        const last = events.at(-1);
+        if (last) lastRead = Math.max(lastRead, last.id);
+        if (events.length < BATCH) break;
+      }
     } catch (err) {
       // The next wake (or the poll) reads again from the same place: nothing is lost.
       opts.log.warn({ err }, 'live events: reading the log failed');
     } finally {
       reading = false;
+    }
+    const rest = writing * (1 / MAX_FANOUT_SHARE - 1);
+    if (rest >= 1) {
+      cooling = setTimeout(() => {
+        cooling = undefined;
+        if (readAgain) void wake();
+      }, rest);
+      cooling.unref();
+    } else if (readAgain) {
+      void wake();
     }
   }
   const wakeSoon = (): void => void wake();
@@ -342,6 +364,7 @@ export function createEventHub(
       clearInterval(pruner);
       localPublications.off('published', wakeSoon);
       for (const stream of [...streams]) end(stream, 'server shutting down; reconnect');
+      clearTimeout(cooling);
       stopFollowing();
       await listener?.close();
     },
