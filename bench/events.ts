@@ -1,6 +1,6 @@
 /**
  * Live events (issue 21), measured: `npx tsx bench/events.ts [--streams 5000] [--rate 200]
- * [--seconds 10] [--idle-streams 1000] [--store sqlite|postgres]`.
+ * [--seconds 10] [--idle-streams 1000] [--store sqlite|postgres] [--built]`.
  *
  * 1. Open streams on one instance: the server's RSS before and after, per stream; heartbeats
  *    (every 2 s here) on time on a sample of streams.
@@ -38,6 +38,8 @@ const { values: args } = parseArgs({
     'idle-streams': { type: 'string', default: '1000' },
     'idle-families': { type: 'string', default: '1' },
     store: { type: 'string', default: 'postgres' },
+    // The servers from the build (dist/, as `npm start` runs them) instead of the sources via tsx.
+    built: { type: 'boolean', default: false },
   },
 });
 const STREAMS = Number(args.streams);
@@ -49,7 +51,7 @@ const adminUrl = process.env.BENCH_DATABASE_URL;
 const usePostgres = args.store === 'postgres';
 if (usePostgres && !adminUrl) throw new Error('--store postgres needs BENCH_DATABASE_URL');
 
-const serverOpts = { built: false, workers: 1 } as Options;
+const serverOpts = { built: args.built, workers: 1 } as Options;
 const dir = await mkdtemp(path.join(tmpdir(), 'cardshelf-bench-events-'));
 const keyFile = path.join(dir, 'signing-key.json');
 const key = await loadOrCreateSigningKey(keyFile);
