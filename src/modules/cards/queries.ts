@@ -1,12 +1,11 @@
 import type { CardRow } from '../../db/database.js';
 import { preparedStatement } from '../../db/prepared.js';
 import type { Db } from '../../db/unit-of-work.js';
-import type { CardAccessFacts } from './access.js';
 
 /** Queries of this module that other modules build on (the library's add reads the card). */
 
-/** What a card's tag and its read policy need: its row without the document and list form. */
-export type CardHead = CardAccessFacts & Pick<CardRow, 'version'>;
+/** What a card's tag and its read policy (access.ts) need: its row without the document and list form. */
+export type CardHead = Pick<CardRow, 'card_id' | 'user_id' | 'origin' | 'is_free' | 'deleted' | 'version'>;
 
 // Compiled once (db/prepared.ts): every card read and write runs one of them.
 const cardById = preparedStatement((db, cardId: string) => db.selectFrom('cards').selectAll().where('card_id', '=', cardId), 1);
