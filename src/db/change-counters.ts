@@ -28,30 +28,44 @@ export const scopes = {
   catalogue: 'catalogue',
 } as const;
 
-const bump = preparedStatement(
-  (db, scope: string) =>
-    db
-      .insertInto('change_counters')
-      .values({ scope, version: 1 })
-      .onConflict((oc) => oc.column('scope').doUpdateSet({ version: sql`change_counters.version + 1` }))
-      .returning('version'),
-  1,
-);
+type CounterRow = { scope: string; version: number | string };
+
+/** The bump of n counters in one statement, for each n up to PREPARED_BUMPS, compiled once each. */
+const PREPARED_BUMPS = 8;
+const bumps = new Map<number, (db: Db, ...scopes: string[]) => Promise<CounterRow[]>>();
+
+const buildBump = (db: Db, scopes: readonly string[]) =>
+  db
+    .insertInto('change_counters')
+    .values(scopes.map((scope) => ({ scope, version: 1 })))
+    .onConflict((oc) => oc.column('scope').doUpdateSet({ version: sql`change_counters.version + 1` }))
+    .returning(['scope', 'version']);
+
+function bumpOf(count: number): (db: Db, ...scopes: string[]) => Promise<CounterRow[]> {
+  if (count > PREPARED_BUMPS) return (db, ...scopes) => buildBump(db, scopes).execute();
+  let run = bumps.get(count);
+  if (!run) {
+    run = preparedStatement<string[], CounterRow>((db, ...scopes) => buildBump(db, scopes), count);
+    bumps.set(count, run);
+  }
+  return run;
+}
 
 /**
  * Bumps the counters of `changed` (each once), inside the writer's transaction, and gives their
- * new values, by scope: a writer that names its new tag needs no read of them after.
+ * new values, by scope: a writer that names its new tag needs no read of them after. One
+ * statement however many they are; its rows are written in key order (PostgreSQL takes their
+ * row locks in the order of the values), the order every writer bumps in.
  */
 export async function bumpCounters(db: Db, changed: Iterable<string>): Promise<ReadonlyMap<string, number>> {
+  const sorted = [...new Set(changed)].sort();
   const bumped = new Map<string, number>();
-  for (const scope of [...new Set(changed)].sort()) {
-    const [row] = await bump(db, scope);
-    bumped.set(scope, Number(row?.version));
-  }
+  if (sorted.length === 0) return bumped;
+  const rows = await bumpOf(sorted.length)(db, ...sorted);
+  for (const row of rows) bumped.set(row.scope, Number(row.version));
   return bumped;
 }
 
-type CounterRow = { scope: string; version: number | string };
 /** The read of n counters for each n up to this, compiled once each (the reads ask for 1 to 3). */
 const PREPARED_COUNTS = 8;
 const countersRead = new Map<number, (db: Db, ...scopes: string[]) => Promise<CounterRow[]>>();
