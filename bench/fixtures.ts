@@ -89,6 +89,9 @@ export interface Fixtures {
   /** Entity tags of the list of 1,000 cards and of the family library (issue 12: the 304s). */
   list1000Tag: string;
   libraryTag: string;
+  /** A member of list50's family with no cards of their own, who creates MYO cards (card-create). */
+  cardWriter: string;
+  cardBody: unknown;
   /** Tokens of users with no wishlists, for the wishlist creates (10 each at most). */
   freshUsers: string[];
   runTag: string;
@@ -106,7 +109,7 @@ export async function makeFixtures(base: string, config: Readonly<Config>): Prom
   const admin = await mint('auth0|bench-admin', 'admin');
   const u50 = user('list50');
   const u1000 = user('list1000');
-  const [t50, t1000] = await Promise.all([mint(u50), mint(u1000)]);
+  const [t50, t1000, tPartner] = await Promise.all([mint(u50), mint(u1000), mint(user('partner'))]);
 
   // 20 free catalogue cards of 3 chapters of 3 tracks: the family library and the group.
   const catalogue: string[] = [];
@@ -188,6 +191,8 @@ export async function makeFixtures(base: string, config: Readonly<Config>): Prom
     wishlistBody,
     list1000Tag: await tagOf(t1000, '/content/mine'),
     libraryTag: await tagOf(t50, '/card/family/library'),
+    cardWriter: tPartner,
+    cardBody: cardBody('Bench new card', 3, 2),
     freshUsers: [],
     runTag,
     mint,

@@ -108,6 +108,17 @@ export function scenarios(f: Fixtures): Scenario[] {
       replays: true,
       note: 'one Idempotency-Key: the first request creates, every later one replays (201, Idempotent-Replayed); compare with wishlist-post',
     },
+    // Last: every create adds a card to the family library that the reads above show.
+    {
+      name: 'card-create',
+      kind: 'write',
+      method: 'POST',
+      path: '/content',
+      target: { rps: 3000 },
+      token: f.cardWriter,
+      body: JSON.stringify(f.cardBody),
+      note: "a MYO card of 3 chapters of 2 tracks, by a member of the list-50 user's family: each request a new card",
+    },
   ];
 }
 
