@@ -1,4 +1,4 @@
-import { sql, type AliasedRawBuilder, type Expression } from 'kysely';
+import { sql, type AliasedRawBuilder, type Compilable, type Expression } from 'kysely';
 import { preparedStatement } from './prepared.js';
 import type { Db } from './unit-of-work.js';
 
@@ -29,27 +29,35 @@ export const scopes = {
 } as const;
 
 type CounterRow = { scope: string; version: number | string };
+type CountersStatement = (db: Db, ...scopes: string[]) => Promise<CounterRow[]>;
 
-/** The bump of n counters in one statement, for each n up to PREPARED_BUMPS, compiled once each. */
-const PREPARED_BUMPS = 8;
-const bumps = new Map<number, (db: Db, ...scopes: string[]) => Promise<CounterRow[]>>();
+/**
+ * A statement on n counters (its `in` list or its rows vary with n), compiled once for each n up
+ * to PREPARED_COUNTS (writes and reads name 1 to 3), built anew past that.
+ */
+const PREPARED_COUNTS = 8;
+function perCount(build: (db: Db, scopes: readonly string[]) => Compilable<CounterRow>): (count: number) => CountersStatement {
+  const compiled = new Map<number, CountersStatement>();
+  return (count) => {
+    if (count > PREPARED_COUNTS) return async (db, ...scopes) => (await db.executeQuery(build(db, scopes).compile())).rows;
+    let run = compiled.get(count);
+    if (!run) {
+      run = preparedStatement<string[], CounterRow>((db, ...scopes) => build(db, scopes), count);
+      compiled.set(count, run);
+    }
+    return run;
+  };
+}
 
-const buildBump = (db: Db, scopes: readonly string[]) =>
+const bumpOf = perCount((db, scopes) =>
   db
     .insertInto('change_counters')
     .values(scopes.map((scope) => ({ scope, version: 1 })))
     .onConflict((oc) => oc.column('scope').doUpdateSet({ version: sql`change_counters.version + 1` }))
-    .returning(['scope', 'version']);
+    .returning(['scope', 'version']),
+);
 
-function bumpOf(count: number): (db: Db, ...scopes: string[]) => Promise<CounterRow[]> {
-  if (count > PREPARED_BUMPS) return (db, ...scopes) => buildBump(db, scopes).execute();
-  let run = bumps.get(count);
-  if (!run) {
-    run = preparedStatement<string[], CounterRow>((db, ...scopes) => buildBump(db, scopes), count);
-    bumps.set(count, run);
-  }
-  return run;
-}
+const readOf = perCount((db, scopes) => db.selectFrom('change_counters').select(['scope', 'version']).where('scope', 'in', scopes));
 
 /**
  * Bumps the counters of `changed` (each once), inside the writer's transaction, and gives their
@@ -64,25 +72,6 @@ export async function bumpCounters(db: Db, changed: Iterable<string>): Promise<R
   const rows = await bumpOf(sorted.length)(db, ...sorted);
   for (const row of rows) bumped.set(row.scope, Number(row.version));
   return bumped;
-}
-
-/** The read of n counters for each n up to this, compiled once each (the reads ask for 1 to 3). */
-const PREPARED_COUNTS = 8;
-const countersRead = new Map<number, (db: Db, ...scopes: string[]) => Promise<CounterRow[]>>();
-
-function readOf(count: number): (db: Db, ...scopes: string[]) => Promise<CounterRow[]> {
-  if (count > PREPARED_COUNTS) {
-    return (db, ...scopes) => db.selectFrom('change_counters').select(['scope', 'version']).where('scope', 'in', scopes).execute();
-  }
-  let read = countersRead.get(count);
-  if (!read) {
-    read = preparedStatement<string[], CounterRow>(
-      (db, ...scopes) => db.selectFrom('change_counters').select(['scope', 'version']).where('scope', 'in', scopes),
-      count,
-    );
-    countersRead.set(count, read);
-  }
-  return read;
 }
 
 /** The counters of `wanted`, in its order (0 for a scope never written), in one read. */

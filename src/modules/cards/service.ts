@@ -13,7 +13,7 @@ import { publishCatalogueCardShown } from '../library/live-events.js';
 import type { FamilyService } from '../families/service.js';
 import { mayReadCard } from './access.js';
 import { buildCardDoc, cardRow, mergeUpdate } from './card-document.js';
-import { findCard, findCardHead } from './queries.js';
+import { findCard, findCardHead, type CardHead } from './queries.js';
 import * as repo from './repository.js';
 import type { AdminCardInput, CardDoc, CardInput } from './schemas.js';
 
@@ -98,6 +98,12 @@ export function createCardService(
     });
   }
 
+  /** The card (or its head) if `userId` may read it; a refusal is a not-found, as a missing card. */
+  async function readable<C extends CardHead>(userId: string, cardId: string, card: C | undefined): Promise<C> {
+    if (!card || !(await mayReadCard(store, families, userId, card))) throw notFound(`card ${cardId}`);
+    return card;
+  }
+
   async function create(userId: string, input: CardInput, alsoCommit?: CommitStep<SavedCard>): Promise<SavedCard> {
     const at = now();
     return inUnitOfWork(
@@ -133,8 +139,7 @@ export function createCardService(
     },
 
     async read(userId, cardId) {
-      const card = await findCard(db, cardId);
-      if (!card || !(await mayReadCard(store, families, userId, card))) throw notFound(`card ${cardId}`);
+      const card = await readable(userId, cardId, await findCard(db, cardId));
       return {
         card: wrapRaw('card', card.doc),
         tag: cardTag(cardId, card.version),
@@ -143,8 +148,7 @@ export function createCardService(
     },
 
     async readTag(userId, cardId) {
-      const head = await findCardHead(db, cardId);
-      if (!head || !(await mayReadCard(store, families, userId, head))) throw notFound(`card ${cardId}`);
+      const head = await readable(userId, cardId, await findCardHead(db, cardId));
       return cardTag(cardId, head.version);
     },
 
