@@ -31,8 +31,10 @@ export async function serve(config: Readonly<Config>, opts: ServeOptions = {}): 
   // Closing the server ends the keep-alive connections idle at that moment, not those still
   // answering a request: left open, each would hold the exit back up to keepAliveTimeout. So
   // once shutting down, every response ends its connection.
-  app.addHook('onSend', async (_request, reply) => {
+  // `done`, not async: it runs for every answer and waits for nothing.
+  app.addHook('onSend', (_request, reply, payload, done) => {
     if (closing) reply.header('connection', 'close');
+    done(null, payload);
   });
   await app.listen({ port: config.port, host: config.host });
 

@@ -1,3 +1,4 @@
+import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { errorCode, startTestApp, type TestApp } from './helpers.js';
 import { createDeployment, type Deployment } from './support/deployment.js';
@@ -53,6 +54,35 @@ describe(`request ids and security headers on ${testDialect()}`, () => {
     }
     const init = await t.call('GET', '/docs/static/swagger-initializer.js');
     expect(init.status).toBe(200);
+  });
+
+  it('sends them on errors, 304s and the live-event stream too', async () => {
+    const secured = (headers: Record<string, unknown>, what: string) => {
+      expect(headers['x-content-type-options'], what).toBe('nosniff');
+      expect(headers['strict-transport-security'], what).toMatch(/max-age=\d+/);
+      expect(String(headers['content-security-policy']), what).toContain("default-src 'self'");
+      expect(headers['x-powered-by'], what).toBeUndefined();
+    };
+    secured((await t.call('GET', '/content/mine')).headers, '401');
+    const token = await t.token('auth0|secured');
+    const mine = await t.call('GET', '/content/mine', { token });
+    expect(mine.status).toBe(200);
+    const again = await t.call('GET', '/content/mine', { token, headers: { 'if-none-match': String(mine.headers.etag) } });
+    expect(again.status).toBe(304);
+    secured(again.headers, '304');
+    secured((await t.call('GET', '/no/such/route', { token })).headers, '404');
+
+    // The stream leaves Fastify for the raw response; the reply's headers go with it.
+    await t.app.listen({ port: 0, host: '127.0.0.1' });
+    const { port } = t.app.server.address() as AddressInfo;
+    const controller = new AbortController();
+    const stream = await fetch(`http://127.0.0.1:${port}/user/family/events`, {
+      headers: { authorization: `Bearer ${token}` },
+      signal: controller.signal,
+    });
+    expect(stream.status).toBe(200);
+    secured(Object.fromEntries(stream.headers), 'event stream');
+    controller.abort();
   });
 });
 

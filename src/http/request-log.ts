@@ -15,10 +15,12 @@ export function registerRequestLog(app: FastifyInstance, logLevel: string): void
       request.log.debug({ method: request.method, url: loggedUrl(request.url) }, 'request received');
     });
   }
-  app.addHook('onResponse', async (request, reply) => {
+  // `done`, not async: see echoRequestId.
+  app.addHook('onResponse', (request, reply, done) => {
     request.log.info(
       { method: request.method, url: loggedUrl(request.url), statusCode: reply.statusCode, responseTime: reply.elapsedTime },
       'request completed',
     );
+    done();
   });
 }

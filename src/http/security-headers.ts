@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply } from 'fastify';
 import helmet from 'helmet';
 import { WEB_APP_PATH } from './web-app.js';
 
@@ -48,7 +48,12 @@ export function webAppPolicy(sources: WebAppSources): Record<string, string[]> {
  *
  * Helmet itself, not its Fastify plugin: the plugin builds the middleware again for every request,
  * parsing the policy each time (an eighth of a small read's CPU in a profile); built and run once
- * here (`recorded`), each request only sets the headers it made.
+ * here (`recorded`), each request only sets the headers it made. They go among the reply's own
+ * headers, not on the raw response: Node's `setHeader` checks and stores each one, and Fastify
+ * then sets its own headers one by one too once the raw response has any (`writeHead`'s slow
+ * path), where a reply with none on the raw response hands them all to `writeHead` at once.
+ * Answers that leave Fastify for the raw response (live events, sign-in pages) take the reply's
+ * headers with them (`reply.getHeaders()`).
  */
 export function registerSecurityHeaders(app: FastifyInstance, sources: WebAppSources): void {
   const api = recorded(helmet({ contentSecurityPolicy: { directives: { upgradeInsecureRequests: null } } }));
@@ -57,7 +62,7 @@ export function registerSecurityHeaders(app: FastifyInstance, sources: WebAppSou
   app.addHook('onRequest', (request, reply, done) => {
     const path = request.url;
     const inApp = path === appRoot || path.startsWith(WEB_APP_PATH) || path.startsWith(`${appRoot}?`);
-    replay(inApp ? webApp : api, reply.raw);
+    replay(inApp ? webApp : api, reply);
     done();
   });
 }
@@ -74,8 +79,8 @@ type HeaderChange = readonly [name: string, value: string] | readonly [name: str
 function recorded(middleware: ReturnType<typeof helmet>): HeaderChange[] {
   const changes: HeaderChange[] = [];
   const recorder = {
-    setHeader: (name: string, value: unknown) => changes.push([name, String(value)]),
-    removeHeader: (name: string) => changes.push([name]),
+    setHeader: (name: string, value: unknown) => changes.push([name.toLowerCase(), String(value)]),
+    removeHeader: (name: string) => changes.push([name.toLowerCase()]),
   };
   let failure: unknown;
   let finished = false;
@@ -88,9 +93,9 @@ function recorded(middleware: ReturnType<typeof helmet>): HeaderChange[] {
   return changes;
 }
 
-function replay(changes: readonly HeaderChange[], response: ServerResponse): void {
+function replay(changes: readonly HeaderChange[], reply: FastifyReply): void {
   for (const [name, value] of changes) {
-    if (value === undefined) response.removeHeader(name);
-    else response.setHeader(name, value);
+    if (value === undefined) reply.removeHeader(name);
+    else reply.header(name, value);
   }
 }

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createHash, hash as digest } from 'node:crypto';
 import { AppError } from './errors.js';
 import type { RawJson } from './raw-json.js';
 
@@ -48,8 +48,9 @@ const STATE_LENGTH = 27;
  */
 export function createTagger(deployment: readonly string[]): Tagger {
   const salt = createHash('sha256').update([ANSWER_FORMAT, ...deployment].join('\0')).digest('base64url');
+  // The one-shot `crypto.hash` (Node 20.12): half the time of a Hash object and its updates.
   const hash = (parts: readonly TagPart[], length: number): string =>
-    createHash('sha256').update(salt).update('\0').update(parts.join('\0')).digest('base64url').slice(0, length);
+    digest('sha256', `${salt}\0${parts.join('\0')}`, 'base64url').slice(0, length);
   return {
     tag(parts, shown) {
       const state = hash(parts, STATE_LENGTH);
