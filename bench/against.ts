@@ -95,7 +95,7 @@ async function linkModules(root: string): Promise<void> {
 }
 
 /** One side of the comparison: a tree, its database, server and fixtures. */
-interface Side {
+export interface Side {
   label: string;
   root: string;
   setup: StoreSetup;
@@ -103,7 +103,7 @@ interface Side {
   fixtures: Fixtures;
 }
 
-async function startSide(opts: Options, store: StoreName, label: string, root: string): Promise<Side> {
+export async function startSide(opts: Options, store: StoreName, label: string, root: string): Promise<Side> {
   const port = await freePort();
   const setup = await setupStore({ ...opts, dataDir: undefined }, store, port);
   try {
@@ -122,7 +122,7 @@ async function startSide(opts: Options, store: StoreName, label: string, root: s
   }
 }
 
-async function stopSide(side: Side): Promise<void> {
+export async function stopSide(side: Side): Promise<void> {
   await side.server.stop();
   await side.setup.cleanup();
 }
@@ -162,7 +162,7 @@ export interface ComparedStore {
   scenarios: ComparedScenario[];
 }
 
-const median = (values: number[]): number => {
+export const median = (values: number[]): number => {
   const sorted = [...values].sort((a, b) => a - b);
   const mid = Math.floor(sorted.length / 2);
   return sorted.length % 2 === 1 ? (sorted[mid] as number) : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;

@@ -21,6 +21,8 @@ const USAGE = `usage: npm run bench -- [options]
   --against REV      also run the given git revision (built beside this tree), alternating with
                      this tree in every scenario, and print the ratios of the two
   --rounds N         with --against: rounds of each scenario, the order alternating (default 3)
+  --paired           with --against: load both trees at the same moments and compare the CPU
+                     each spends a request (no ceiling, nothing recorded; see bench/paired.ts)
   --label TEXT       a note for the results table
   --no-record        do not write bench/results or bench/RESULTS.md
   --smoke            a short functional run (BENCH_SMOKE=1): ~1 s a scenario, scale 2, nothing recorded
@@ -44,6 +46,7 @@ export interface Options {
   label: string;
   against: string | undefined;
   rounds: number;
+  paired: boolean;
   record: boolean;
   smoke: boolean;
 }
@@ -67,6 +70,7 @@ export function readOptions(argv: string[]): Options {
       label: { type: 'string', default: '' },
       against: { type: 'string' },
       rounds: { type: 'string' },
+      paired: { type: 'boolean', default: false },
       'no-record': { type: 'boolean', default: false },
       smoke: { type: 'boolean', default: false },
       help: { type: 'boolean', default: false },
@@ -85,6 +89,7 @@ export function readOptions(argv: string[]): Options {
     if (!Number.isFinite(n) || n <= 0) throw new Error(`--${name} must be a positive number, not '${text}'`);
     return n;
   };
+  if (values.paired && !values.against) throw new Error('--paired compares with --against REV');
   const storeFlag = values.store ?? 'all';
   if (!['sqlite', 'postgres', 'all'].includes(storeFlag)) throw new Error(`--store is sqlite, postgres or all`);
   if (storeFlag === 'postgres' && !env.DATABASE_URL) throw new Error('--store postgres needs DATABASE_URL');
@@ -106,6 +111,7 @@ export function readOptions(argv: string[]): Options {
     label: values.label,
     against: values.against,
     rounds: Math.round(num(values.rounds, undefined, smoke ? 1 : 3, 'rounds')),
+    paired: values.paired,
     record: !smoke && !values['no-record'],
     smoke,
   };

@@ -28,6 +28,7 @@ import { readOptions, type Options, type StoreName } from './options.js';
 import { memoryOf } from './process-sampler.js';
 import { formatSummary } from './profile-summary.js';
 import { formatRow, machine, printResults, record, type Machine, type ScenarioResult, type StoreResult } from './report.js';
+import { benchStorePaired, printPaired } from './paired.js';
 import { benchStoreAgainst, checkoutRevision, printCompared, recordCompared, type ComparedStore } from './against.js';
 import { runScenario } from './run-scenario.js';
 import { scenarios } from './scenarios.js';
@@ -121,6 +122,14 @@ async function main(): Promise<number> {
 async function compareAgainst(opts: Options, rev: string, command: string, startedAt: Date, m: Machine): Promise<number> {
   if (opts.dataDir) throw new Error('--against seeds a database for each side: it does not take --data-dir');
   const checkout = await checkoutRevision(opts, rev);
+  if (opts.paired) {
+    try {
+      for (const store of opts.stores) printPaired(store, rev, await benchStorePaired(opts, store, checkout));
+    } finally {
+      await checkout.cleanup();
+    }
+    return 0;
+  }
   const results: ComparedStore[] = [];
   try {
     const ceiling = await startCeiling();

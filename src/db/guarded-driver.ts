@@ -33,7 +33,7 @@ function hasNul(value: unknown): boolean {
 }
 
 /** A statement that cannot change data: retrying it after a dropped connection is safe. */
-function isRead(query: CompiledQuery): boolean {
+export function isRead(query: CompiledQuery): boolean {
   const kind = query.query.kind;
   return kind === 'SelectQueryNode' || (kind === 'RawNode' && /^\s*select\b/i.test(query.sql));
 }
@@ -58,6 +58,9 @@ const notSent = (err: unknown): boolean => err instanceof Error && /not queryabl
  * unknown, so the request fails and the client decides.
  */
 export class GuardedDriver implements Driver {
+  /** Connections handed out and not given back yet. */
+  #out = 0;
+
   constructor(
     private readonly inner: Driver,
     private readonly options: DriverGuardOptions,
@@ -68,7 +71,32 @@ export class GuardedDriver implements Driver {
   }
 
   async acquireConnection(): Promise<DatabaseConnection> {
-    return new GuardedConnection(this, await this.acquireInner());
+    const connection = new GuardedConnection(this, await this.acquireInner());
+    this.#out++;
+    return connection;
+  }
+
+  /** Whether any connection is out: on SQLite's single connection, whether it is in use. */
+  get busy(): boolean {
+    return this.#out > 0;
+  }
+
+  /**
+   * A read run synchronously by `run` outside the connections (see db/direct-read.ts), guarded as
+   * a statement on a connection is: NUL refused, failures mapped, the time reported.
+   */
+  readNow<R>(query: CompiledQuery, run: () => R[]): R[] {
+    if (query.parameters.some(hasNul)) throw new UnstorableText();
+    const watch = this.options.statements;
+    const started = watch?.active ? performance.now() : 0;
+    let rows: R[];
+    try {
+      rows = run();
+    } catch (err) {
+      throw mapped(err);
+    }
+    if (watch?.active) watch.report(query, (performance.now() - started) / 1000);
+    return rows;
   }
 
   /** A connection of the inner driver, retried while the database cannot be reached. */
@@ -143,6 +171,7 @@ export class GuardedDriver implements Driver {
   }
 
   async releaseConnection(connection: DatabaseConnection): Promise<void> {
+    this.#out--;
     await (connection as GuardedConnection).release();
   }
 

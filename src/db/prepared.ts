@@ -1,4 +1,5 @@
 import type { Compilable, CompiledQuery } from 'kysely';
+import { directReadOf } from './direct-read.js';
 import type { Db } from './unit-of-work.js';
 
 /**
@@ -28,7 +29,10 @@ export function prepared<A extends unknown[], R>(
       const slot = slots[i] as number;
       return slot === -1 ? p : args[slot];
     });
-    const result = await on.executeQuery<R>({ ...compiled, parameters });
+    const query = { ...compiled, parameters };
+    const rows = directReadOf(on)?.(query);
+    if (rows) return rows as R[];
+    const result = await on.executeQuery<R>(query);
     return result.rows;
   };
 }

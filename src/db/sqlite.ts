@@ -16,7 +16,8 @@ import type { SqliteConfig } from './config.js';
 import type { Database } from './database.js';
 import type { StoreDialect } from './dialect.js';
 import { DatabaseUnavailable } from './errors.js';
-import { GuardedDriver } from './guarded-driver.js';
+import { registerDirectRead } from './direct-read.js';
+import { GuardedDriver, isRead } from './guarded-driver.js';
 import { StatementWatch } from './statement-watch.js';
 
 /**
@@ -33,17 +34,33 @@ class ImmediateSqliteDialect extends SqliteDialect {
     super({ database: file.database });
   }
 
+  private guarded: GuardedDriver | undefined;
+
   override createDriver(): Driver {
     const driver = super.createDriver();
     driver.beginTransaction = async (connection: DatabaseConnection): Promise<void> => {
       await connection.executeQuery(CompiledQuery.raw('begin immediate'));
     };
     // A connection to a file never drops, so there is nothing to reconnect.
-    return new GuardedDriver(driver, {
+    this.guarded = new GuardedDriver(driver, {
       reconnectWindowMs: 0,
       checkWritable: () => this.file.checkInPlace(),
       statements: this.statements,
     });
+    return this.guarded;
+  }
+
+  /**
+   * A read on the spot (db/direct-read.ts) while the connection is free: its statement runs to
+   * completion before anything else can take the connection, so it sees what a read through
+   * Kysely would. Not while a transaction is open on it (its uncommitted writes are not for
+   * others to see), nor once the database is closed (the usual way then says so).
+   */
+  private readDirect(query: CompiledQuery): unknown[] | undefined {
+    const { guarded } = this;
+    const { database } = this.file;
+    if (!guarded || guarded.busy || !database.open || !isRead(query)) return undefined;
+    return guarded.readNow(query, () => database.prepare(query.sql).all(query.parameters as unknown[]));
   }
 
   /**
@@ -54,7 +71,9 @@ class ImmediateSqliteDialect extends SqliteDialect {
    * migration that must switch foreign_keys off to rebuild a table cannot do so in it.)
    */
   override createAdapter(): DialectAdapter {
-    return new TransactionalDdlSqliteAdapter();
+    const adapter = new TransactionalDdlSqliteAdapter();
+    registerDirectRead(adapter, (query) => this.readDirect(query));
+    return adapter;
   }
 }
 
