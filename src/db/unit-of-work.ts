@@ -46,8 +46,7 @@ export function inUnitOfWork<T>(
 ): Promise<T> {
   return store.db.transaction().execute(async (trx) => {
     const lock: LockMore = async (more) => {
-      const keys = [...new Set(more.map((l) => l.key))].sort();
-      for (const key of keys) await store.dialect.lockKey(trx, key);
+      await store.dialect.lockKeys(trx, [...new Set(more.map((l) => l.key))].sort());
     };
     await lock(locks);
     const result = await work(trx, lock);

@@ -23,9 +23,9 @@ function recordingStore() {
       }),
     },
     dialect: {
-      lockKey: async (t: unknown, key: string) => {
+      lockKeys: async (t: unknown, keys: readonly string[]) => {
         expect(t).toBe(trx);
-        events.push(`lock ${key}`);
+        for (const key of keys) events.push(`lock ${key}`);
       },
     },
   } as unknown as Store;
