@@ -277,7 +277,7 @@ describe('keys in flight, abandoned and expired', () => {
       const held = new Promise<void>((resolve) => (release = resolve));
       const taken = new Promise<void>((resolve) => (locked = resolve));
       const holder = store.db.transaction().execute(async (trx) => {
-        await store.dialect.lockKeys(trx, [userLock(user).key]);
+        await store.dialect.lockKey(trx, userLock(user).key);
         locked();
         await held;
       });
@@ -383,7 +383,7 @@ describe('the stored answer commits with the write it replays (issue 17)', () =>
       const held = new Promise<void>((resolve) => (release = resolve));
       const taken = new Promise<void>((resolve) => (locked = resolve));
       const holder = store.db.transaction().execute(async (trx) => {
-        await store.dialect.lockKeys(trx, [userLock(user).key]);
+        await store.dialect.lockKey(trx, userLock(user).key);
         locked();
         await held;
       });

@@ -60,7 +60,7 @@ export function createSetupLinkService(
       // together cannot make two first owners.
       const spentAt = new Date(now()).toISOString();
       const spent = await db.transaction().execute(async (trx) => {
-        await dialect.lockKeys(trx, ['setup-links']);
+        await dialect.lockKey(trx, 'setup-links');
         const row = SECRET.test(secret) ? await trx.selectFrom('setup_links').selectAll().where('secret_hash', '=', hashOf(secret)).executeTakeFirst() : undefined;
         if (!row || row.used_at !== null || Date.parse(row.expires_at) <= now() || (await countAccounts(trx)) > 0) return false;
         await trx.updateTable('setup_links').set({ used_at: spentAt }).where('used_at', 'is', null).execute();

@@ -68,7 +68,7 @@ export function createThrottle(store: Store, now: () => number = Date.now): Thro
     // Locks are taken in one order, so two visits of the same counters cannot wait on each other.
     const keyed = counters.map((c) => ({ key: keyOf(c), rule: THROTTLE_RULES[c.rule] })).sort((a, b) => (a.key < b.key ? -1 : 1));
     return db.transaction().execute(async (trx) => {
-      await dialect.lockKeys(trx, keyed.map(({ key }) => `throttle:${key}`));
+      for (const { key } of keyed) await dialect.lockKey(trx, `throttle:${key}`);
       const at = now();
       const rows = await trx
         .selectFrom('throttle_counters')
@@ -116,7 +116,7 @@ export function createThrottle(store: Store, now: () => number = Date.now): Thro
       const key = keyOf(counter);
       const { free } = THROTTLE_RULES[counter.rule];
       await db.transaction().execute(async (trx) => {
-        await dialect.lockKeys(trx, [`throttle:${key}`]);
+        await dialect.lockKey(trx, `throttle:${key}`);
         const row = await trx.selectFrom('throttle_counters').selectAll().where('key', '=', key).executeTakeFirst();
         if (!row) return;
         const attempts = Math.max(0, row.attempts - 1);

@@ -14,15 +14,14 @@ export interface StoreDialect {
    */
   createKysely(): Kysely<Database>;
   /**
-   * Serialises the writers of each key (a user, a family) until the transaction ends, so that a
+   * Serialises the writers of one key (a user, a family) until the transaction ends, so that a
    * check-then-insert (a count limit, a stub family) holds under concurrency, across processes.
-   * The locks are taken in the order given, in one round trip.
    */
-  lockKeys(trx: Transaction<Database>, keys: readonly string[]): Promise<void>;
+  lockKey(trx: Transaction<Database>, key: string): Promise<void>;
   /**
-   * `lockKeys`'s lock of one key as an SQL expression that takes it when a statement evaluates it, for a
+   * `lockKey`'s lock as an SQL expression that takes it when a statement evaluates it, for a
    * write that can take its lock in the statement that needs it instead of in a round trip of
-   * its own; undefined where `lockKeys` takes nothing (SQLite).
+   * its own; undefined where `lockKey` takes nothing (SQLite).
    */
   lockKeyExpression(key: string): RawBuilder<unknown> | undefined;
   /** Turns a column definition into an auto-incrementing integer primary key. */

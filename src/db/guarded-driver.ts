@@ -1,10 +1,10 @@
-import {
+import type {
   CompiledQuery,
-  type DatabaseConnection,
-  type Driver,
-  type QueryCompiler,
-  type QueryResult,
-  type TransactionSettings,
+  DatabaseConnection,
+  Driver,
+  QueryCompiler,
+  QueryResult,
+  TransactionSettings,
 } from 'kysely';
 import { asUnavailable, DatabaseUnavailable, UnstorableText } from './errors.js';
 import type { StatementWatch } from './statement-watch.js';
@@ -23,14 +23,6 @@ export interface DriverGuardOptions {
   reconnectWindowMs: number;
   /** Told of every statement that succeeded, with its time (metrics, statement counts). */
   statements?: StatementWatch;
-  /**
-   * Sends a transaction's `begin` with its first statement, in one message, when that statement
-   * has no values (a unit of work's locks: see lockKeys), else just before it: a round trip
-   * fewer for every unit of work. A statement without values goes in PostgreSQL's simple
-   * protocol, where one message may hold several. Not on SQLite, whose `begin immediate` is
-   * itself the lock and must be taken first.
-   */
-  deferBegin?: boolean;
 }
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
@@ -128,47 +120,23 @@ export class GuardedDriver implements Driver {
 
   async beginTransaction(connection: DatabaseConnection, settings: TransactionSettings): Promise<void> {
     const guarded = connection as GuardedConnection;
-    if (this.options.deferBegin && settings.isolationLevel === undefined && settings.accessMode === undefined) {
-      guarded.beginPending = true;
-    } else {
-      await this.opening(guarded, (inner) => this.inner.beginTransaction(inner, settings));
-    }
-    guarded.inTransaction = true;
-  }
-
-  /**
-   * Sends what opens a transaction (`begin`, or `begin` with the first statement). When the
-   * connection is found dropped (it sat in the pool), nothing was opened on it, nor locked: a
-   * lock is the transaction's and ended with its session. So it is sent again, once, on a new
-   * connection.
-   */
-  async opening<T>(guarded: GuardedConnection, send: (inner: DatabaseConnection) => Promise<T>): Promise<T> {
     try {
-      return await send(guarded.inner);
+      await this.inner.beginTransaction(guarded.inner, settings);
     } catch (err) {
       if (asUnavailable(err)?.reason !== 'unreachable') throw mapped(err);
+      // The connection was dropped while it sat in the pool: nothing was opened on it.
       await guarded.replace();
       try {
-        return await send(guarded.inner);
+        await this.inner.beginTransaction(guarded.inner, settings);
       } catch (again) {
         throw mapped(again);
       }
     }
-  }
-
-  /** The inner driver's `begin`, for a deferred one whose first statement cannot go with it. */
-  beginNow(inner: DatabaseConnection): Promise<void> {
-    return this.inner.beginTransaction(inner, {});
+    guarded.inTransaction = true;
   }
 
   async commitTransaction(connection: DatabaseConnection): Promise<void> {
     const guarded = connection as GuardedConnection;
-    if (guarded.beginPending) {
-      // No statement ran: no transaction was opened, and there is nothing to commit.
-      guarded.beginPending = false;
-      guarded.inTransaction = false;
-      return;
-    }
     try {
       this.options.checkWritable?.();
       await this.inner.commitTransaction(guarded.inner);
@@ -181,10 +149,6 @@ export class GuardedDriver implements Driver {
   async rollbackTransaction(connection: DatabaseConnection): Promise<void> {
     const guarded = connection as GuardedConnection;
     guarded.inTransaction = false;
-    if (guarded.beginPending) {
-      guarded.beginPending = false;
-      return;
-    }
     try {
       await this.inner.rollbackTransaction(guarded.inner);
     } catch {
@@ -227,7 +191,6 @@ export class GuardedDriver implements Driver {
     run: (inner: DatabaseConnection) => Promise<void> | undefined,
     connection: DatabaseConnection,
   ): Promise<void> {
-    await (connection as GuardedConnection).openPending();
     try {
       await run((connection as GuardedConnection).inner);
     } catch (err) {
@@ -238,8 +201,6 @@ export class GuardedDriver implements Driver {
 
 class GuardedConnection implements DatabaseConnection {
   inTransaction = false;
-  /** A transaction was begun on this connection and its `begin` not sent yet (deferBegin). */
-  beginPending = false;
   /** The inner driver's connection; undefined once given back and no other could be had. */
   private current: DatabaseConnection | undefined;
 
@@ -281,22 +242,8 @@ class GuardedConnection implements DatabaseConnection {
     return result;
   }
 
-  /** Sends a deferred `begin` by itself (before a statement that cannot go with it). */
-  async openPending(): Promise<void> {
-    if (!this.beginPending) return;
-    this.beginPending = false;
-    await this.driver.opening(this, (inner) => this.driver.beginNow(inner));
-  }
-
   private async run<R>(query: CompiledQuery): Promise<QueryResult<R>> {
     if (query.parameters.some(hasNul)) throw new UnstorableText();
-    if (this.beginPending) {
-      if (query.parameters.length === 0 && query.query.kind === 'RawNode') {
-        this.beginPending = false;
-        return this.driver.opening(this, (inner) => inner.executeQuery<R>(CompiledQuery.raw(`begin; ${query.sql}`)));
-      }
-      await this.openPending();
-    }
     const read = isRead(query);
     if (!read && !this.inTransaction) this.driver.checkWritable();
     try {
@@ -316,7 +263,6 @@ class GuardedConnection implements DatabaseConnection {
 
   async *streamQuery<R>(query: CompiledQuery, chunkSize?: number): AsyncIterableIterator<QueryResult<R>> {
     if (query.parameters.some(hasNul)) throw new UnstorableText();
-    await this.openPending();
     try {
       yield* this.inner.streamQuery<R>(query, chunkSize);
     } catch (err) {

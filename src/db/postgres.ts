@@ -27,11 +27,7 @@ class GuardedPostgresDialect extends PostgresDialect {
   }
 
   override createDriver(): Driver {
-    return new GuardedDriver(super.createDriver(), {
-      reconnectWindowMs: this.reconnectWindowMs,
-      statements: this.statements,
-      deferBegin: true,
-    });
+    return new GuardedDriver(super.createDriver(), { reconnectWindowMs: this.reconnectWindowMs, statements: this.statements });
   }
 }
 
@@ -135,15 +131,8 @@ export function postgresDialect(config: PostgresConfig): StoreDialect {
     watchStatements: (listener) => statements.add(listener),
     // Transaction-scoped: every instance on the database waits for it, and commit or rollback
     // releases it, so a request that fails half-way cannot leave it held.
-    //
-    // The ids are written into the text (digits of our own making, nothing a caller sent) so
-    // that the statement has no values: node-postgres then sends it in the simple protocol, where
-    // several statements go in one message, and a unit of work's first one goes out with its
-    // `begin` (see deferBegin in GuardedDriver). One round trip opens the transaction and takes
-    // every lock, in the order given.
-    lockKeys: async (trx, keys) => {
-      if (keys.length === 0) return;
-      await sql.raw(keys.map((key) => `select pg_advisory_xact_lock(${advisoryLockId(key)})`).join('; ')).execute(trx);
+    lockKey: async (trx, key) => {
+      await sql`select ${lockExpression(key)}`.execute(trx);
     },
     lockKeyExpression: lockExpression,
     // `by default` rather than `always`: rows copied from another database keep their ids.

@@ -195,7 +195,7 @@ export function sqliteDialect(config: SqliteConfig): StoreDialect {
     createKysely: () => new Kysely<Database>({ dialect: new ImmediateSqliteDialect(openSqlite(config), statements) }),
     watchStatements: (listener) => statements.add(listener),
     // `begin immediate` already holds the database-wide write lock.
-    lockKeys: async () => {},
+    lockKey: async () => {},
     lockKeyExpression: () => undefined,
     autoIncrementPrimaryKey: (col) => col.primaryKey().autoIncrement(),
     // SQLite compares text with BINARY unless told otherwise.

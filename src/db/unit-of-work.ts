@@ -46,7 +46,8 @@ export function inUnitOfWork<T>(
 ): Promise<T> {
   return store.db.transaction().execute(async (trx) => {
     const lock: LockMore = async (more) => {
-      await store.dialect.lockKeys(trx, [...new Set(more.map((l) => l.key))].sort());
+      const keys = [...new Set(more.map((l) => l.key))].sort();
+      for (const key of keys) await store.dialect.lockKey(trx, key);
     };
     await lock(locks);
     const result = await work(trx, lock);

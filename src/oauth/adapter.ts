@@ -83,7 +83,7 @@ export function createAdapter(store: Store, unknownClient: UnknownClient, opts: 
      */
     async consume(id: string): Promise<void> {
       await db.transaction().execute(async (trx) => {
-        await dialect.lockKeys(trx, [`oauth:${this.model}:${id}`]);
+        await dialect.lockKey(trx, `oauth:${this.model}:${id}`);
         const row = await trx.selectFrom('oauth_records').select('payload').where('model', '=', this.model).where('id', '=', id).executeTakeFirst();
         if (!row) return;
         const stored = JSON.parse(row.payload) as AdapterPayload;

@@ -51,87 +51,11 @@ const refused = (): Error => Object.assign(new Error('connect ECONNREFUSED'), { 
 const read = CompiledQuery.raw('select * from cards where card_id = $1', ['abcde']);
 const write = { sql: 'insert into cards values ($1)', parameters: ['abcde'], query: { kind: 'InsertQueryNode' } } as unknown as CompiledQuery;
 
-function guarded(opts: { reconnectWindowMs?: number; checkWritable?: () => void; deferBegin?: boolean } = {}) {
+function guarded(opts: { reconnectWindowMs?: number; checkWritable?: () => void } = {}) {
   const fake = new FakeDriver();
-  const driver = new GuardedDriver(fake, {
-    reconnectWindowMs: opts.reconnectWindowMs ?? 1_000,
-    checkWritable: opts.checkWritable,
-    deferBegin: opts.deferBegin,
-  });
+  const driver = new GuardedDriver(fake, { reconnectWindowMs: opts.reconnectWindowMs ?? 1_000, checkWritable: opts.checkWritable });
   return { fake, driver };
 }
-
-const locks = CompiledQuery.raw('select pg_advisory_xact_lock(1); select pg_advisory_xact_lock(2)');
-
-/**
- * PostgreSQL's `begin` goes out with a transaction's first statement when that has no values
- * (a unit of work's locks), in one message: a round trip fewer, the same guarantees.
- */
-describe('GuardedDriver with deferBegin', () => {
-  it('sends `begin` with a first statement without values, in one message', async () => {
-    const { fake, driver } = guarded({ deferBegin: true });
-    const connection = await driver.acquireConnection();
-    await driver.beginTransaction(connection, {});
-    expect(fake.sent).toEqual([]);
-    await connection.executeQuery(locks);
-    await connection.executeQuery(write);
-    await driver.commitTransaction(connection);
-    expect(fake.sent).toEqual([`1: begin; ${locks.sql}`, `1: ${write.sql}`, '1: commit']);
-  });
-
-  it('sends `begin` by itself before a first statement with values', async () => {
-    const { fake, driver } = guarded({ deferBegin: true });
-    const connection = await driver.acquireConnection();
-    await driver.beginTransaction(connection, {});
-    await connection.executeQuery(read);
-    await driver.commitTransaction(connection);
-    expect(fake.sent).toEqual(['1: begin', `1: ${read.sql}`, '1: commit']);
-  });
-
-  it('sends `begin` and the locks again on a new connection when the pooled one was dropped', async () => {
-    const { fake, driver } = guarded({ deferBegin: true });
-    const connection = await driver.acquireConnection();
-    await driver.beginTransaction(connection, {});
-    fake.statementFailures = [dropped()];
-    await connection.executeQuery(locks);
-    await connection.executeQuery(write);
-    await driver.commitTransaction(connection);
-    await driver.releaseConnection(connection);
-    expect(fake.sent).toEqual([`1: begin; ${locks.sql}`, `2: begin; ${locks.sql}`, `2: ${write.sql}`, '2: commit']);
-    expect(fake.released).toEqual([1, 2]);
-  });
-
-  it('never sends a write of the transaction twice, after its begin went out', async () => {
-    const { fake, driver } = guarded({ deferBegin: true });
-    const connection = await driver.acquireConnection();
-    await driver.beginTransaction(connection, {});
-    await connection.executeQuery(locks);
-    fake.statementFailures = [dropped()];
-    await expect(connection.executeQuery(write)).rejects.toBeInstanceOf(DatabaseUnavailable);
-    await driver.rollbackTransaction(connection);
-    expect(fake.sent).toEqual([`1: begin; ${locks.sql}`, `1: ${write.sql}`, '1: rollback']);
-  });
-
-  it('sends nothing for a transaction that ran no statement, committed or rolled back', async () => {
-    const { fake, driver } = guarded({ deferBegin: true });
-    const connection = await driver.acquireConnection();
-    await driver.beginTransaction(connection, {});
-    await driver.commitTransaction(connection);
-    await driver.beginTransaction(connection, {});
-    await driver.rollbackTransaction(connection);
-    expect(fake.sent).toEqual([]);
-  });
-
-  it('rolls back a transaction whose first message failed after it began', async () => {
-    const { fake, driver } = guarded({ deferBegin: true });
-    const connection = await driver.acquireConnection();
-    await driver.beginTransaction(connection, {});
-    fake.statementFailures = [Object.assign(new Error('canceling statement due to lock timeout'), { code: '55P03' })];
-    await expect(connection.executeQuery(locks)).rejects.toThrow();
-    await driver.rollbackTransaction(connection);
-    expect(fake.sent).toEqual([`1: begin; ${locks.sql}`, '1: rollback']);
-  });
-});
 
 describe('GuardedDriver', () => {
   it('tries a connection that cannot be made again within the window (nothing was sent)', async () => {

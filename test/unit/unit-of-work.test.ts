@@ -23,9 +23,9 @@ function recordingStore() {
       }),
     },
     dialect: {
-      lockKeys: async (t: unknown, keys: readonly string[]) => {
+      lockKey: async (t: unknown, key: string) => {
         expect(t).toBe(trx);
-        for (const key of keys) events.push(`lock ${key}`);
+        events.push(`lock ${key}`);
       },
     },
   } as unknown as Store;

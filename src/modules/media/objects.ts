@@ -42,7 +42,7 @@ export function createMediaObjects(store: Store, mediaStore: MediaStore, quotaBy
     write: (trx: Parameters<typeof repo.bytesHeld>[0]) => Promise<void>,
   ): Promise<void> {
     await db.transaction().execute(async (trx) => {
-      await dialect.lockKeys(trx, [`media-quota:${ownerId}`]);
+      await dialect.lockKey(trx, `media-quota:${ownerId}`);
       if (!(await repo.holds(trx, ownerId, sha256, kind))) {
         const used = await repo.bytesHeld(trx, ownerId);
         if (used + size > quotaBytes) {
