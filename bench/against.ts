@@ -127,6 +127,19 @@ export async function stopSide(side: Side): Promise<void> {
   await side.setup.cleanup();
 }
 
+/** The scenarios `--scenarios` chose, by name, as each side's fixtures make them. */
+export function chosenScenarios(
+  opts: Options,
+  current: Side,
+  against: Side,
+): { names: string[]; mine: Map<string, Scenario>; theirs: Map<string, Scenario> } {
+  const byName = (f: Fixtures): Map<string, Scenario> => new Map(scenarios(f).map((s) => [s.name, s]));
+  const mine = byName(current.fixtures);
+  const names = [...mine.keys()].filter((n) => !opts.scenarios || opts.scenarios.includes(n));
+  if (names.length === 0) throw new Error(`no scenario matches --scenarios ${opts.scenarios?.join(',')}`);
+  return { names, mine, theirs: byName(against.fixtures) };
+}
+
 /** The medians of a side's rounds of one scenario. */
 interface SideFigures {
   rps: number;
@@ -189,11 +202,7 @@ export async function benchStoreAgainst(opts: Options, store: StoreName, ceiling
   let against: Side | undefined;
   try {
     against = await startSide(opts, store, checkout.rev, checkout.root);
-    const byName = (f: Fixtures): Map<string, Scenario> => new Map(scenarios(f).map((s) => [s.name, s]));
-    const mine = byName(current.fixtures);
-    const theirs = byName(against.fixtures);
-    const names = [...mine.keys()].filter((n) => !opts.scenarios || opts.scenarios.includes(n));
-    if (names.length === 0) throw new Error(`no scenario matches --scenarios ${opts.scenarios?.join(',')}`);
+    const { names, mine, theirs } = chosenScenarios(opts, current, against);
 
     const results: ComparedScenario[] = [];
     for (const name of names) {

@@ -8,13 +8,13 @@
  * the ratio of their CPU a request holds where each figure alone does not. There is no ceiling
  * here and nothing is recorded: it answers one question, which tree costs less a request.
  */
-import { startSide, stopSide, median, type Checkout, type Side } from './against.js';
+import { chosenScenarios, startSide, stopSide, median, type Checkout, type Side } from './against.js';
 import { measure, type Measured } from './load.js';
 import { log } from './log.js';
 import type { Options, StoreName } from './options.js';
 import { processTree } from './process-sampler.js';
 import { prepareScenario } from './run-scenario.js';
-import { scenarios, type Scenario } from './scenarios.js';
+import type { Scenario } from './scenarios.js';
 import { rootDir } from './paths.js';
 
 export interface PairedScenario {
@@ -32,10 +32,7 @@ export async function benchStorePaired(opts: Options, store: StoreName, checkout
   let against: Side | undefined;
   try {
     against = await startSide(opts, store, checkout.rev, checkout.root);
-    const byName = (side: Side): Map<string, Scenario> => new Map(scenarios(side.fixtures).map((s) => [s.name, s]));
-    const mine = byName(current);
-    const theirs = byName(against);
-    const names = [...mine.keys()].filter((n) => !opts.scenarios || opts.scenarios.includes(n));
+    const { names, mine, theirs } = chosenScenarios(opts, current, against);
     const results: PairedScenario[] = [];
     for (const name of names) {
       const sides = [
