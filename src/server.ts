@@ -5,6 +5,7 @@ import { buildApp } from './app.js';
 import { loadOrCreateSigningKey } from './auth/local-issuer.js';
 import { migrateToLatest } from './db/migrate.js';
 import { openStore } from './db/store.js';
+import { boundHeapGrowth } from './heap-growth.js';
 
 const SHUTDOWN_SIGNALS = ['SIGTERM', 'SIGINT'] as const;
 
@@ -25,6 +26,7 @@ export interface ServeOptions {
 export async function serve(config: Readonly<Config>, opts: ServeOptions = {}): Promise<void> {
   const workers = opts.workers ?? 1;
   if (workers > 1 && cluster.isPrimary) return supervise(config, workers);
+  boundHeapGrowth();
 
   const app = await buildApp(config);
   let closing = false;
