@@ -7,7 +7,8 @@ import v8 from 'node:v8';
  * Left to itself V8 picks the factor, up to 4x when the heap's limit is large, and the limit
  * follows the machine's memory (4.3 GB on a 24 GB machine). The server keeps ~50 MB live, so
  * under a steady load ~100 MB of garbage built up before each collection: 254 MB peak RSS in
- * the million-card benchmark, 182-198 MB with this factor (bench/RESULTS.md, 2026-11-27; the
+ * three scenarios of the million-card benchmark, 182 MB with this factor; 198-201 MB in the
+ * whole run, 190 MB with pg and sharp loaded on first use (bench/RESULTS.md, 2026-11-27; the
  * target is 200 MB). More frequent collections, each of a small heap, cost 0-6% more CPU a
  * request in the paired runs there, within their noise; V8's `--optimize-for-size` cost 7-22%.
  */

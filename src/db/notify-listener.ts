@@ -1,5 +1,6 @@
-import pg from 'pg';
+import type pg from 'pg';
 import type { PostgresConfig } from './config.js';
+import { pgDriver } from './pg-driver.js';
 
 /** How long the listener waits before connecting again after a failure (doubling up to the last). */
 const RETRY_DELAYS_MS = [100, 500, 1_000, 2_000, 5_000];
@@ -28,7 +29,7 @@ export function listenForNotifications(
   let connecting: Promise<void> | undefined;
 
   const connect = async (): Promise<void> => {
-    const next = new pg.Client({ connectionString: config.url, connectionTimeoutMillis: config.connectTimeoutMs });
+    const next = new (pgDriver().Client)({ connectionString: config.url, connectionTimeoutMillis: config.connectTimeoutMs });
     next.on('notification', (message) => {
       if (message.channel === channel) handlers.onNotify();
     });
@@ -36,7 +37,7 @@ export function listenForNotifications(
     next.on('end', () => lost(next, new Error('listener connection ended')));
     try {
       await next.connect();
-      await next.query(`LISTEN ${pg.escapeIdentifier(channel)}`);
+      await next.query(`LISTEN ${pgDriver().escapeIdentifier(channel)}`);
     } catch (err) {
       lost(next, err);
       return;

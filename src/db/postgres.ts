@@ -1,11 +1,12 @@
 import { createHash } from 'node:crypto';
 import { Kysely, PostgresDialect, sql, type Driver, type RawBuilder, type PostgresPool, type PostgresPoolClient } from 'kysely';
-import pg from 'pg';
+import type pg from 'pg';
 import type { PostgresConfig } from './config.js';
 import type { Database } from './database.js';
 import type { StoreDialect } from './dialect.js';
 import { asUnavailable } from './errors.js';
 import { GuardedDriver } from './guarded-driver.js';
+import { pgDriver } from './pg-driver.js';
 import { StatementWatch } from './statement-watch.js';
 
 /**
@@ -66,7 +67,7 @@ function named(args: unknown[]): unknown[] {
  *   to pg, with the old statement pending on it: it is destroyed on release, not pooled again.
  */
 function resilientPool(config: PostgresConfig): { pool: pg.Pool; kyselyPool: PostgresPool } {
-  const pool = new pg.Pool({
+  const pool = new (pgDriver().Pool)({
     connectionString: config.url,
     max: config.poolSize,
     connectionTimeoutMillis: config.connectTimeoutMs,

@@ -1,4 +1,4 @@
-import sharp from 'sharp';
+import { imageWork, sharp } from './image-work.js';
 import type { Config } from '../../config.js';
 import type { Store } from '../../db/dialect.js';
 import { openMediaStore } from '../../media-store/open-media-store.js';
@@ -27,7 +27,8 @@ export async function seedPublicIcons(store: Store, config: Readonly<Config>): P
   const titles: string[] = [];
   for (const [title, tags, shape] of ICONS) {
     const svg = `<svg xmlns="http://www.w3.org/2000/svg" width="16" height="16">${shape}</svg>`;
-    await images.putPublicIcon(await sharp(Buffer.from(svg)).png().toBuffer(), { title, tags });
+    const png = await imageWork(() => sharp(Buffer.from(svg)).png().toBuffer());
+    await images.putPublicIcon(png, { title, tags });
     titles.push(title);
   }
   return titles;

@@ -1,5 +1,6 @@
 import pLimit from 'p-limit';
-import sharp, { type Metadata, type Sharp, type SharpOptions } from 'sharp';
+import type sharpModule from 'sharp';
+import type { Metadata, Sharp, SharpOptions } from 'sharp';
 import { AppError, badRequest } from '../../shared/errors.js';
 
 /**
@@ -19,6 +20,23 @@ export const IMAGE_WORK_CONCURRENCY = 2;
 
 const queue = pLimit(IMAGE_WORK_CONCURRENCY);
 
+let loaded: typeof sharpModule | undefined;
+let loading: Promise<typeof sharpModule> | undefined;
+
+/**
+ * sharp is loaded by the first image work (`imageWork`), not when the server starts: its image
+ * library is a few MB of every process's memory, and most processes never decode an image.
+ */
+function loadSharp(): Promise<typeof sharpModule> {
+  return (loading ??= import('sharp').then((m) => (loaded = m.default)));
+}
+
+/** sharp itself, for the work `imageWork` runs (which has loaded it by then). */
+export function sharp(...args: Parameters<typeof sharpModule>): Sharp {
+  if (!loaded) throw new Error('sharp is used outside imageWork, before it is loaded');
+  return loaded(...args);
+}
+
 /** A sharp pipeline reading `input`, refusing to decode more than the pixel limit. */
 export function decode(input: Buffer, opts: SharpOptions = {}): Sharp {
   return sharp(input, { limitInputPixels: MAX_IMAGE_PIXELS, ...opts });
@@ -30,6 +48,8 @@ export function decode(input: Buffer, opts: SharpOptions = {}): Sharp {
  */
 export function imageWork<T>(work: () => Promise<T>): Promise<T> {
   return queue(async () => {
+    // Outside the try: a library that fails to load is the server's fault, not the image's.
+    await loadSharp();
     try {
       return await work();
     } catch (err) {
