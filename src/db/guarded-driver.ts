@@ -82,10 +82,10 @@ export class GuardedDriver implements Driver {
   }
 
   /**
-   * A read run synchronously by `run` outside the connections (see db/direct-read.ts), guarded as
+   * A statement run synchronously by `run` outside the connections (see db/direct-statement.ts), guarded as
    * a statement on a connection is: NUL refused, failures mapped, the time reported.
    */
-  readNow<R>(query: CompiledQuery, run: () => R[]): R[] {
+  runNow<R>(query: CompiledQuery, run: () => R[]): R[] {
     if (query.parameters.some(hasNul)) throw new UnstorableText();
     const watch = this.options.statements;
     const started = watch?.active ? performance.now() : 0;

@@ -1,5 +1,5 @@
 import type { Compilable, CompiledQuery } from 'kysely';
-import { directReadOf } from './direct-read.js';
+import { directStatementOf } from './direct-statement.js';
 import type { Db } from './unit-of-work.js';
 
 /**
@@ -30,7 +30,7 @@ export function prepared<A extends unknown[], R>(
       return slot === -1 ? p : args[slot];
     });
     const query = { ...compiled, parameters };
-    const rows = directReadOf(on)?.(query);
+    const rows = directStatementOf(on)?.(query);
     if (rows) return rows as R[];
     const result = await on.executeQuery<R>(query);
     return result.rows;

@@ -16,7 +16,7 @@ import type { SqliteConfig } from './config.js';
 import type { Database } from './database.js';
 import type { StoreDialect } from './dialect.js';
 import { DatabaseUnavailable } from './errors.js';
-import { registerDirectRead } from './direct-read.js';
+import { registerDirectStatements } from './direct-statement.js';
 import { GuardedDriver, isRead } from './guarded-driver.js';
 import { StatementWatch } from './statement-watch.js';
 
@@ -51,8 +51,8 @@ class ImmediateSqliteDialect extends SqliteDialect {
   }
 
   /**
-   * A read on the spot (db/direct-read.ts) while the connection is free: its statement runs to
-   * completion before anything else can take the connection, so it sees what a read through
+   * A read on the spot (db/direct-statement.ts) while the connection is free: its statement runs
+   * to completion before anything else can take the connection, so it sees what a read through
    * Kysely would. Not while a transaction is open on it (its uncommitted writes are not for
    * others to see), nor once the database is closed (the usual way then says so).
    */
@@ -60,7 +60,25 @@ class ImmediateSqliteDialect extends SqliteDialect {
     const { guarded } = this;
     const { database } = this.file;
     if (!guarded || guarded.busy || !database.open || !isRead(query)) return undefined;
-    return guarded.readNow(query, () => database.prepare(query.sql).all(query.parameters as unknown[]));
+    return guarded.runNow(query, () => database.prepare(query.sql).all(query.parameters as unknown[]));
+  }
+
+  /**
+   * A statement of a running unit of work, on the spot: its transaction holds the one connection
+   * (`inTransaction` says the `begin` ran and nothing ended it), so this is where Kysely would
+   * run it too. No file check before a write here: the commit makes the check.
+   */
+  private runInUnit(query: CompiledQuery): unknown[] | undefined {
+    const { guarded } = this;
+    const { database } = this.file;
+    if (!guarded || !database.open || !database.inTransaction) return undefined;
+    return guarded.runNow(query, () => {
+      const statement = database.prepare(query.sql);
+      const parameters = query.parameters as unknown[];
+      if (statement.reader) return statement.all(parameters);
+      statement.run(parameters);
+      return [];
+    });
   }
 
   /**
@@ -72,7 +90,7 @@ class ImmediateSqliteDialect extends SqliteDialect {
    */
   override createAdapter(): DialectAdapter {
     const adapter = new TransactionalDdlSqliteAdapter();
-    registerDirectRead(adapter, (query) => this.readDirect(query));
+    registerDirectStatements(adapter, { read: (query) => this.readDirect(query), inUnit: (query) => this.runInUnit(query) });
     return adapter;
   }
 }

@@ -1,6 +1,7 @@
 import type { Kysely, Transaction } from 'kysely';
 import type { Database } from './database.js';
 import type { Store } from './dialect.js';
+import { markUnitRunning } from './direct-statement.js';
 
 /** What repositories take: the database, or the transaction of a unit of work. */
 export type Db = Kysely<Database> | Transaction<Database>;
@@ -49,9 +50,15 @@ export function inUnitOfWork<T>(
       const keys = [...new Set(more.map((l) => l.key))].sort();
       for (const key of keys) await store.dialect.lockKey(trx, key);
     };
-    await lock(locks);
-    const result = await work(trx, lock);
-    await alsoCommit?.(trx, result);
-    return result;
+    // Its compiled statements may run directly while the work runs (db/direct-statement.ts).
+    markUnitRunning(trx, true);
+    try {
+      await lock(locks);
+      const result = await work(trx, lock);
+      await alsoCommit?.(trx, result);
+      return result;
+    } finally {
+      markUnitRunning(trx, false);
+    }
   });
 }
