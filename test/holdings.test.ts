@@ -77,6 +77,20 @@ describe('what a family library holds (library/holdings.ts)', () => {
     }
   });
 
+  it('answers alike for lists of every length, duplicates and ids it does not hold included', async () => {
+    // The compiled query takes its ids in slots of a power of two (padded), and a list past
+    // 256 ids is built for itself: every length must answer the same set.
+    const wanted = [ids.free, ids.club, ids.parentMyo, ids.coparentMyo] as string[];
+    const unknown = (n: number): string[] => Array.from({ length: n }, (_, i) => `no-such-card-${i}`);
+    for (const filler of [0, 1, 3, 4, 5, 124, 253, 300]) {
+      for (let take = 1; take <= wanted.length; take++) {
+        const asked = [...unknown(filler), ...wanted.slice(0, take), wanted[0] as string, ids.strangerMyo as string];
+        const found = await heldCards(store.db, familyId, { form: 'summary', cardIds: asked });
+        expect(found.map((c) => c.cardId).sort(), `${filler} + ${take}`).toEqual(wanted.slice(0, take).sort());
+      }
+    }
+  });
+
   it('a member who leaves takes their MYO cards along; the records they added stay', async () => {
     expectStatus(await putFamily(t, familyId, { members: [{ userId: parent, approved: true }] }), 200);
     expect(await holds(store.db, familyId, ids.coparentMyo as string)).toBe(false);

@@ -49,7 +49,8 @@ export function prepared<A extends unknown[], R>(
 export function preparedPerShape<S, A extends unknown[], R>(
   keyOf: (shape: S) => string,
   build: (db: Db, shape: S, ...args: { [K in keyof A]: A[K] }) => Compilable<R>,
-  arity: A['length'],
+  /** How many arguments; by shape when the shape decides it (a list's slots). */
+  arity: A['length'] | ((shape: S) => number),
 ): (db: Db, shape: S, ...args: A) => Promise<R[]> {
   type Run = (db: Db, ...args: A) => Promise<R[]>;
   const compiled = new WeakMap<object, Map<string, Run>>();
@@ -60,7 +61,7 @@ export function preparedPerShape<S, A extends unknown[], R>(
     const key = keyOf(shape);
     let run = shapes.get(key);
     if (!run) {
-      run = prepared<A, R>((...standIns) => build(db, shape, ...standIns), arity);
+      run = prepared<A, R>((...standIns) => build(db, shape, ...standIns), typeof arity === 'function' ? arity(shape) : arity);
       shapes.set(key, run);
     }
     return run(db, ...args);

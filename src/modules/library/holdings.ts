@@ -1,4 +1,5 @@
 import { sql } from 'kysely';
+import { preparedPerShape } from '../../db/prepared.js';
 import { memberIdsOf } from '../families/queries.js';
 import type { Db } from '../../db/unit-of-work.js';
 
@@ -38,11 +39,23 @@ export interface HoldingsQuery {
   includeDeleted?: boolean;
 }
 
-/** The cards the family's library holds (see HoldingsQuery for their order), in one query. */
-export async function heldCards(db: Db, familyId: string, query: HoldingsQuery): Promise<HeldCard[]> {
-  const ids = query.cardIds && [...new Set(query.cardIds)];
-  if (ids?.length === 0) return [];
-  const json = query.form === 'doc' ? ('c.doc as json' as const) : ('c.summary as json' as const);
+/**
+ * How many card ids the compiled query of a shape takes: the next power of two, so that a few
+ * shapes serve every list (the rest of a list's slots repeat its first id, which `in` ignores).
+ * A longer list is built for itself.
+ */
+const MAX_PREPARED_IDS = 256;
+const slotsFor = (count: number): number => 2 ** Math.ceil(Math.log2(count));
+
+interface HoldingsShape {
+  form: HoldingsQuery['form'];
+  includeDeleted: boolean;
+  /** Slots for card ids, or undefined for every card the library holds, in order. */
+  slots: number | undefined;
+}
+
+function holdingsQuery(db: Db, shape: HoldingsShape, familyId: string, ids: readonly string[] | undefined) {
+  const json = shape.form === 'doc' ? ('c.doc as json' as const) : ('c.summary as json' as const);
 
   let recorded = db
     .selectFrom('library_records as r')
@@ -50,7 +63,7 @@ export async function heldCards(db: Db, familyId: string, query: HoldingsQuery):
     .select(['c.card_id', 'r.created_at as added_at', sql<number>`1`.as('in_family_library'), 'c.deleted', json])
     .where('r.family_id', '=', familyId)
     .where('c.origin', '=', 'catalogue');
-  if (!query.includeDeleted) recorded = recorded.where('c.deleted', '=', 0);
+  if (!shape.includeDeleted) recorded = recorded.where('c.deleted', '=', 0);
   if (ids) recorded = recorded.where('r.card_id', 'in', ids);
 
   // Joined to the members, not `user_id in (members)`: SQLite plans that as a scan of every
@@ -65,7 +78,30 @@ export async function heldCards(db: Db, familyId: string, query: HoldingsQuery):
   if (ids) members = members.where('c.card_id', 'in', ids);
 
   const held = recorded.unionAll(members);
-  const rows = await (ids ? held : held.orderBy('added_at').orderBy('card_id')).execute();
+  return ids ? held : held.orderBy('added_at').orderBy('card_id');
+}
+
+/** The query of each shape, compiled once (db/prepared.ts): the family's id, then the card ids. */
+const preparedHoldings = preparedPerShape(
+  (shape: HoldingsShape) => `${shape.form} ${shape.includeDeleted} ${shape.slots ?? 'all'}`,
+  (db, shape, familyId: string, ...ids: string[]) => holdingsQuery(db, shape, familyId, shape.slots === undefined ? undefined : ids),
+  (shape) => 1 + (shape.slots ?? 0),
+);
+
+/** The cards the family's library holds (see HoldingsQuery for their order), in one query. */
+export async function heldCards(db: Db, familyId: string, query: HoldingsQuery): Promise<HeldCard[]> {
+  const ids = query.cardIds && [...new Set(query.cardIds)];
+  if (ids?.length === 0) return [];
+  const includeDeleted = query.includeDeleted ?? false;
+  const rows =
+    ids && ids.length > MAX_PREPARED_IDS
+      ? await holdingsQuery(db, { form: query.form, includeDeleted, slots: ids.length }, familyId, ids).execute()
+      : await preparedHoldings(
+          db,
+          { form: query.form, includeDeleted, slots: ids && slotsFor(ids.length) },
+          familyId,
+          ...(ids ? padded(ids, slotsFor(ids.length)) : []),
+        );
   return rows.map((r) => ({
     cardId: r.card_id,
     addedAt: r.added_at,
@@ -74,6 +110,10 @@ export async function heldCards(db: Db, familyId: string, query: HoldingsQuery):
     json: r.json,
   }));
 }
+
+/** `ids` filling `slots`, the rest its first id again. */
+const padded = (ids: readonly string[], slots: number): string[] =>
+  Array.from({ length: slots }, (_, i) => ids[i] ?? (ids[0] as string));
 
 /** Whether the family's library holds the card (a live one). */
 export async function holds(db: Db, familyId: string, cardId: string): Promise<boolean> {
