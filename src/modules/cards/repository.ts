@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
-import type { CardRowUpdate, NewCardRow } from '../../db/database.js';
-import { prepared } from '../../db/prepared.js';
+import type { CardRowUpdate, Flag, NewCardRow } from '../../db/database.js';
+import { prepared, preparedStatement } from '../../db/prepared.js';
 import type { Db } from '../../db/unit-of-work.js';
 
 /** A user's list, as the read of `GET /content/mine` needs it. */
@@ -45,14 +45,46 @@ export function ownListReads(db: Db, includeDeleted: boolean): {
   };
 }
 
-/** Inserts a card; false when the id is taken. */
+const insert = preparedStatement(
+  (
+    db,
+    card_id: string,
+    user_id: string,
+    origin: NewCardRow['origin'],
+    is_free: Flag,
+    in_club: Flag,
+    deleted: Flag,
+    sortkey: string,
+    created_at: string,
+    updated_at: string,
+    doc: string,
+    summary: string,
+  ) =>
+    db
+      .insertInto('cards')
+      .values({ card_id, user_id, origin, is_free, in_club, deleted, sortkey, created_at, updated_at, doc, summary })
+      .onConflict((oc) => oc.column('card_id').doNothing())
+      .returning('card_id'),
+  11,
+);
+
+/** Inserts a card (compiled once: every card create runs it); false when the id is taken. */
 export async function insertCard(db: Db, row: NewCardRow): Promise<boolean> {
-  const result = await db
-    .insertInto('cards')
-    .values(row)
-    .onConflict((oc) => oc.column('card_id').doNothing())
-    .executeTakeFirst();
-  return Number(result.numInsertedOrUpdatedRows ?? 0n) === 1;
+  const inserted = await insert(
+    db,
+    row.card_id,
+    row.user_id,
+    row.origin,
+    row.is_free,
+    row.in_club,
+    row.deleted,
+    row.sortkey,
+    row.created_at,
+    row.updated_at,
+    row.doc,
+    row.summary,
+  );
+  return inserted.length === 1;
 }
 
 /** Writes the card's new state and bumps its version; returns the new version. */

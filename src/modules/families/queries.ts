@@ -1,3 +1,4 @@
+import { preparedStatement } from '../../db/prepared.js';
 import type { Db } from '../../db/unit-of-work.js';
 
 /**
@@ -10,9 +11,17 @@ export function memberIdsOf(db: Db, familyId: string) {
   return db.selectFrom('family_memberships').select('user_id').where('family_id', '=', familyId);
 }
 
-/** The family the user belongs to, if any (read in the caller's transaction). */
+const familyIdStatement = preparedStatement(
+  (db, userId: string) => db.selectFrom('family_memberships').select('family_id').where('user_id', '=', userId),
+  1,
+);
+
+/**
+ * The family the user belongs to, if any (read on `db`, or in the caller's transaction);
+ * compiled once (db/prepared.ts): every family write and every MYO card's write reads it.
+ */
 export async function familyIdOfUser(db: Db, userId: string): Promise<string | undefined> {
-  const row = await db.selectFrom('family_memberships').select('family_id').where('user_id', '=', userId).executeTakeFirst();
+  const [row] = await familyIdStatement(db, userId);
   return row?.family_id;
 }
 

@@ -10,21 +10,14 @@ import type {
 import { countersOf, selectCounters, type FamilyScope } from '../../db/change-counters.js';
 import { preparedPerShape, preparedStatement } from '../../db/prepared.js';
 import type { Db } from '../../db/unit-of-work.js';
+import { familyIdOfUser } from './queries.js';
 
 export async function findMembership(db: Db, userId: string): Promise<MembershipRow | undefined> {
   return db.selectFrom('family_memberships').selectAll().where('user_id', '=', userId).executeTakeFirst();
 }
 
-const familyIdOfUser = preparedStatement(
-  (db, userId: string) => db.selectFrom('family_memberships').select('family_id').where('user_id', '=', userId),
-  1,
-);
-
-/** The family the user belongs to (compiled once: every family write starts with it). */
-export async function familyIdOf(db: Db, userId: string): Promise<string | undefined> {
-  const [row] = await familyIdOfUser(db, userId);
-  return row?.family_id;
-}
+/** The family the user belongs to (one query for this module and the others: queries.ts). */
+export const familyIdOf = familyIdOfUser;
 
 const familyOfUserCounted = preparedPerShape(
   (wanted: readonly FamilyScope[]) => wanted.join(),
