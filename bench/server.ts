@@ -68,10 +68,11 @@ export async function startServer(
   const child = spawn(process.execPath, cardshelfCommand(opts, root, nodeFlags, args), {
     cwd: root,
     env: profileDir ? { ...env, BENCH_PROFILE_DIR: profileDir } : env,
-    // The server's log lines are written as in production (a pipe costs what a log shipper
-    // would), and dropped.
-    stdio: ['ignore', 'ignore', 'pipe'],
+    // The server's log lines are written as in production, to a pipe (what a container's log
+    // driver or a service manager reads), and dropped here.
+    stdio: ['ignore', 'pipe', 'pipe'],
   });
+  child.stdout?.resume();
   const stderr: string[] = [];
   child.stderr?.setEncoding('utf8').on('data', (chunk: string) => {
     stderr.push(chunk);
