@@ -1,7 +1,7 @@
 /**
  * What this machine allows below Cardshelf's own code: the floors issue 18's targets meet.
  *
- *   npx tsx bench/floors.ts [--store sqlite|postgres|all] [--transactions N] [--seconds S]
+ *   npm run bench:floors -- [--store sqlite|postgres|all] [--transactions N] [--seconds S] [--rounds R]
  *
  * 1. A write's statements alone, straight on the driver (better-sqlite3, node-postgres): no HTTP,
  *    no Kysely, one transaction after another on a migrated database of its own. The shape is
@@ -213,13 +213,21 @@ async function main(): Promise<void> {
   });
   const serving = values['serve-304'];
   if (serving === 'http' || serving === 'fastify') return serve304(serving);
-  const n = Number(values.transactions);
+  const positive = (name: 'transactions' | 'seconds' | 'rounds'): number => {
+    const n = Number(values[name]);
+    if (!Number.isInteger(n) || n <= 0) throw new Error(`--${name} must be a positive whole number, not '${values[name]}'`);
+    return n;
+  };
+  const n = positive('transactions');
+  const seconds = positive('seconds');
+  const rounds = positive('rounds');
+  if (!['sqlite', 'postgres', 'all'].includes(values.store)) throw new Error('--store is sqlite, postgres or all');
   if (values.store !== 'postgres') await sqliteFloor(n);
   if (values.store !== 'sqlite') {
     if (process.env.DATABASE_URL) await postgresFloor(process.env.DATABASE_URL, n);
     else process.stdout.write('postgres: skipped (no DATABASE_URL)\n');
   }
-  await httpFloor(Number(values.seconds), Number(values.rounds));
+  await httpFloor(seconds, rounds);
 }
 
 await main();
