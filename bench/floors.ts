@@ -29,6 +29,7 @@ import Fastify from 'fastify';
 import pg from 'pg';
 import { migrateToLatest } from '../src/db/migrate.js';
 import { openStore } from '../src/db/store.js';
+import { median } from './against.js';
 
 /** The headers of Cardshelf's 304 to `GET /content/mine` (captured 2026-11-27; the request id varies). */
 const HEADERS_304: Record<string, string> = {
@@ -192,7 +193,6 @@ async function httpFloor(seconds: number, rounds: number): Promise<void> {
       results[kind]!.push({ rps: run.requests.average, cpuUs: cpu / run.requests.total });
     }
   }
-  const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
   for (const kind of ['http', 'fastify'] as const) {
     const r = results[kind]!;
     process.stdout.write(

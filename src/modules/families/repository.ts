@@ -10,14 +10,10 @@ import type {
 import { countersOf, selectCounters, type FamilyScope } from '../../db/change-counters.js';
 import { preparedPerShape, preparedStatement } from '../../db/prepared.js';
 import type { Db } from '../../db/unit-of-work.js';
-import { familyIdOfUser } from './queries.js';
 
 export async function findMembership(db: Db, userId: string): Promise<MembershipRow | undefined> {
   return db.selectFrom('family_memberships').selectAll().where('user_id', '=', userId).executeTakeFirst();
 }
-
-/** The family the user belongs to (one query for this module and the others: queries.ts). */
-export const familyIdOf = familyIdOfUser;
 
 const familyOfUserCounted = preparedPerShape(
   (wanted: readonly FamilyScope[]) => wanted.join(),

@@ -9,6 +9,7 @@ import { now } from '../../shared/clock.js';
 import { newHexId } from '../../shared/ids.js';
 import { publishAll } from '../events/publish.js';
 import { reconcileList } from './reconcile.js';
+import { familyIdOfUser } from './queries.js';
 import * as repo from './repository.js';
 import { approvalTime, familyView, firstDuplicate, isStub } from './rules.js';
 import type { AdminFamilyInput, Family } from './schemas.js';
@@ -63,11 +64,11 @@ export function createFamilyService(store: Store, config: Pick<Config, 'defaultC
   const { db } = store;
 
   async function ensureFamilyId(userId: string): Promise<string> {
-    const known = await repo.familyIdOf(db, userId);
+    const known = await familyIdOfUser(db, userId);
     if (known) return known;
     // Two first requests of one user race here: the lock lets exactly one create the stub.
     return inUnitOfWork(store, [userLock(userId)], async (trx) => {
-      const raced = await repo.familyIdOf(trx, userId);
+      const raced = await familyIdOfUser(trx, userId);
       if (raced) return raced;
       const at = now();
       const familyId = newHexId();
@@ -149,7 +150,7 @@ export function createFamilyService(store: Store, config: Pick<Config, 'defaultC
 
   return {
     ensureFamilyId,
-    findFamilyId: (userId) => repo.familyIdOf(db, userId),
+    findFamilyId: (userId) => familyIdOfUser(db, userId),
     findFamilyIdCounted: (userId, wanted) => repo.familyIdOfCounted(db, userId, wanted),
     ensureFamilyIdCounted,
 

@@ -93,15 +93,11 @@ export async function heldCards(db: Db, familyId: string, query: HoldingsQuery):
   const ids = query.cardIds && [...new Set(query.cardIds)];
   if (ids?.length === 0) return [];
   const includeDeleted = query.includeDeleted ?? false;
+  const slots = ids && slotsFor(ids.length);
   const rows =
     ids && ids.length > MAX_PREPARED_IDS
       ? await holdingsQuery(db, { form: query.form, includeDeleted, slots: ids.length }, familyId, ids).execute()
-      : await preparedHoldings(
-          db,
-          { form: query.form, includeDeleted, slots: ids && slotsFor(ids.length) },
-          familyId,
-          ...(ids ? padded(ids, slotsFor(ids.length)) : []),
-        );
+      : await preparedHoldings(db, { form: query.form, includeDeleted, slots }, familyId, ...(ids && slots ? padded(ids, slots) : []));
   return rows.map((r) => ({
     cardId: r.card_id,
     addedAt: r.added_at,
