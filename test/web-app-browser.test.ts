@@ -8,7 +8,7 @@ import { promisify } from 'node:util';
 import { gzipSync } from 'node:zlib';
 import { AxeBuilder } from '@axe-core/playwright';
 import { chromium, type Browser, type BrowserContext, type Page, type Request } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { WEB_APP_DIR } from '../src/http/web-app.js';
 import { createDeployment, type Deployment } from './support/deployment.js';
 import { ffmpeg } from './support/media.js';
@@ -56,6 +56,7 @@ async function freePort(): Promise<number> {
 
 /** Console errors (CSP reports among them) and uncaught errors of the app's pages, gathered as they run. */
 function watch(page: Page, problems: string[]): Page {
+  record(page);
   page.on('pageerror', (err) => problems.push(`pageerror: ${err.message}`));
   page.on('console', (msg) => {
     // The app's pages; the sign-in pages on the way (which ask for no favicon) are test/sign-in-browser.test.ts's.
@@ -66,6 +67,27 @@ function watch(page: Page, problems: string[]): Page {
     problems.push(`console: ${msg.text()} ${url}`);
   });
   return page;
+}
+
+/** The API requests of the app's pages, in order, for the report of a failed test. */
+const traffic: { page: Page; line: string; started: number; ended?: string }[] = [];
+
+function record(page: Page): void {
+  const of = new Map<Request, (typeof traffic)[number]>();
+  const path = (r: Request): string => r.url().replace(/^https?:\/\/[^/]+/, '').slice(0, 120);
+  page.on('request', (r) => {
+    const entry = { page, line: `${r.method()} ${path(r)}`, started: Date.now() };
+    of.set(r, entry);
+    traffic.push(entry);
+  });
+  page.on('requestfinished', (r) => {
+    const entry = of.get(r);
+    if (entry) void r.response().then((answer) => (entry.ended = `${answer?.status() ?? '?'} after ${Date.now() - entry.started} ms`));
+  });
+  page.on('requestfailed', (r) => {
+    const entry = of.get(r);
+    if (entry) entry.ended = `failed (${r.failure()?.errorText ?? '?'}) after ${Date.now() - entry.started} ms`;
+  });
 }
 
 /**
@@ -182,6 +204,31 @@ describe.skipIf(!haveBrowser)(`the web app in Chromium on ${testDialect()}`, { t
     main = await browser.newContext({ permissions: ['clipboard-read', 'clipboard-write'] });
     page = watch(await main.newPage(), problems);
   }, 240_000);
+  // A failed test says what the pages asked and were answered, what they show, and what the server logged.
+  afterEach(async ({ task }) => {
+    if (task.result?.state !== 'fail') return;
+    const since = Date.now() - 45_000;
+    const at = (ms: number): string => new Date(ms).toISOString().slice(11, 23);
+    const lines = traffic
+      .filter((t) => (t.started >= since || !t.ended) && !/^GET \/app\/(assets|favicon)/.test(t.line))
+      .map((t) => `  ${at(t.started)} ${t.line} -> ${t.ended ?? 'no answer yet'}`);
+    const shown = page && !page.isClosed() ? await page.locator('main').innerText({ timeout: 2_000 }).catch((err: unknown) => `(unreadable: ${String(err)})`) : '(no page)';
+    // The request log in short: when, what, how it ended (a request received and never completed shows so).
+    const logged = (server?.stdout() ?? '').split('\n').flatMap((json) => {
+      try {
+        const l = JSON.parse(json) as { time: number; level: number; msg: string; method?: string; url?: string; statusCode?: number; responseTime?: number };
+        if (l.time < since) return [];
+        const what = l.method ? `${l.method} ${(l.url ?? '').slice(0, 100)}` : '';
+        return [`  ${at(l.time)} ${l.msg} ${what}${l.statusCode ? ` ${l.statusCode} in ${Math.round(l.responseTime ?? 0)} ms` : ''}${l.level >= 40 ? ` ${json.slice(0, 400)}` : ''}`];
+      } catch {
+        return json.trim() ? [`  ${json.slice(0, 400)}`] : [];
+      }
+    });
+    process.stderr.write(
+      `--- ${task.name}\n--- the pages' requests of the last 45 s, and any unanswered:\n${lines.join('\n')}\n--- the main page shows:\n${shown}\n--- the server's log of the last 45 s:\n${logged.join('\n')}\n`,
+    );
+    if (page && !page.isClosed()) await page.screenshot({ path: path.join(ARTIFACTS, `web-app-failed-${task.id}.png`), fullPage: true }).catch(() => undefined);
+  });
   afterAll(async () => {
     await browser?.close();
     await server?.stop('SIGKILL', 0);
@@ -329,7 +376,9 @@ describe.skipIf(!haveBrowser)(`the web app in Chromium on ${testDialect()}`, { t
     const box = page.getByLabel('My title in this group');
     await box.focus();
     await page.keyboard.press('Space');
-    await expect.poll(async () => ((await apiGet(page, '/card/family/library/groups')) as { name: string; items: { contentId: string }[] }[]).find((g) => g.name === 'Holiday stories')?.items.map((i) => i.contentId)).toEqual([cardId]);
+    await page.getByRole('status').filter({ hasText: 'Saved.' }).waitFor();
+    expect(await box.isChecked()).toBe(true);
+    expect(((await apiGet(page, '/card/family/library/groups')) as { name: string; items: { contentId: string }[] }[]).find((g) => g.name === 'Holiday stories')?.items.map((i) => i.contentId)).toEqual([cardId]);
     await page.getByLabel('New name').fill('Sleepy time');
     await page.getByRole('button', { name: 'Rename' }).click();
     await page.getByRole('tab', { name: 'Sleepy time' }).waitFor();
@@ -352,7 +401,9 @@ describe.skipIf(!haveBrowser)(`the web app in Chromium on ${testDialect()}`, { t
     await page.getByRole('button', { name: 'New wishlist' }).click();
     await page.getByLabel('Card id to add').fill(cardId);
     await page.getByRole('button', { name: 'Add card' }).click();
+    // "Saved." is said once the list shows the card (web/src/actions.ts): nothing moves after it.
     await page.getByRole('status').filter({ hasText: 'Saved.' }).waitFor();
+    expect(await page.getByRole('button', { name: `Remove ${cardId}` }).count()).toBe(1);
     await page.getByRole('button', { name: 'Copy share link' }).click();
     await page.getByRole('status').filter({ hasText: 'Share link copied.' }).waitFor();
     const link = await page.getByLabel('Share link').inputValue();

@@ -1,5 +1,6 @@
 import { useSignal } from '@preact/signals';
-import { useEffect } from 'preact/hooks';
+import { useEffect, useRef } from 'preact/hooks';
+import { useActions } from '../actions.js';
 import { api, coverOf, errorMessage, type CardSummary, type Group } from '../api.js';
 import { useLiveEvents } from '../events.js';
 import { messages } from '../messages.js';
@@ -20,38 +21,41 @@ export function LibraryPage() {
   const cards = useSignal<Entry[] | undefined>(undefined);
   const groups = useSignal<Group[]>([]);
   const tab = useSignal<string>('all');
-  const error = useSignal<string | undefined>(undefined);
-  const status = useSignal('');
+  const { error, status, act } = useActions(() => load());
   const newName = useSignal('');
   const rename = useSignal('');
   const addId = useSignal('');
   const players = usePlayers();
 
+  const loads = useRef(0);
+  /** The cards and the groups, read together and shown together; a read overtaken by a later one is dropped. */
   const load = async () => {
-    const { data, error: e, response } = await api.GET('/card/family/library', { params: { query: { view: 'groups' } } });
-    if (!data) return void (error.value = errorMessage(e, response));
-    cards.value = data.cards;
-    const listed = await api.GET('/card/family/library/groups');
+    const mine = ++loads.current;
+    const [library, listed] = await Promise.all([api.GET('/card/family/library', { params: { query: { view: 'groups' } } }), api.GET('/card/family/library/groups')]);
+    if (mine !== loads.current) return;
+    if (!library.data) return void (error.value = errorMessage(library.error, library.response));
+    cards.value = library.data.cards;
     groups.value = listed.data ?? [];
   };
   useEffect(() => void load(), []);
   // Other members' changes: cards added, groups, and their cards' titles and covers.
   useLiveEvents(['library.', 'group.', 'card.'], load);
 
-  const act = async (work: Promise<{ error?: unknown; response: Response }>, done: string) => {
-    const { error: e, response } = await work;
-    if (e) error.value = errorMessage(e, response);
-    else {
-      error.value = undefined;
-      status.value = done;
-      await load();
-    }
-  };
-  const group = groups.value.find((g) => g.id === tab.value);
-  const shown = group ? (cards.value ?? []).filter((c) => group.items.some((i) => i.contentId === c.cardId)) : (cards.value ?? []);
   const setItems = (g: Group, items: string[]) =>
     act(api.PUT('/card/family/library/groups/{groupId}', { params: { path: { groupId: g.id } }, body: { items: items.map((contentId) => ({ contentId })) } }), messages.common.saved);
 
+  // Until the library is read, only that it is loading: forms shown before it would move down
+  // under the pointer as the cards arrive above them.
+  if (!cards.value) {
+    return (
+      <Page title={t.title}>
+        <ErrorText message={error.value} />
+        <Status>{error.value ? '' : messages.common.loading}</Status>
+      </Page>
+    );
+  }
+  const group = groups.value.find((g) => g.id === tab.value);
+  const shown = group ? cards.value.filter((c) => group.items.some((i) => i.contentId === c.cardId)) : cards.value;
   return (
     <Page title={t.title}>
       <ErrorText message={error.value} />
@@ -75,7 +79,7 @@ export function LibraryPage() {
         ))}
       </div>
       <section id="tab-panel" role="tabpanel" aria-labelledby={`tab-${tab.value}`}>
-        {cards.value && shown.length === 0 && <p>{t.empty}</p>}
+        {shown.length === 0 && <p>{t.empty}</p>}
         <ul class="cards">
           {shown.map(({ cardId, card }) => (
             <li key={cardId} class="card">
@@ -111,7 +115,7 @@ export function LibraryPage() {
             </form>
             <fieldset>
               <legend>{group.name}</legend>
-              {(cards.value ?? []).map(({ cardId, card }) => {
+              {cards.value.map(({ cardId, card }) => {
                 const inGroup = group.items.some((i) => i.contentId === cardId);
                 const ids = group.items.map((i) => i.contentId);
                 return (
@@ -134,7 +138,9 @@ export function LibraryPage() {
         class="toolbar"
         onSubmit={(e) => {
           e.preventDefault();
-          void act(api.POST('/card/family/library/groups', { body: { name: newName.value, imageId: DEFAULT_IMAGE, items: [] } }), messages.common.saved).then(() => (newName.value = ''));
+          void act(api.POST('/card/family/library/groups', { body: { name: newName.value, imageId: DEFAULT_IMAGE, items: [] } }), messages.common.saved).then((done) => {
+            if (done) newName.value = '';
+          });
         }}
       >
         <label for="new-group">{t.newGroup}</label>

@@ -1,5 +1,6 @@
 import { useSignal } from '@preact/signals';
 import { useEffect } from 'preact/hooks';
+import { useActions } from '../actions.js';
 import { api, errorMessage, type Wishlist } from '../api.js';
 import { messages } from '../messages.js';
 import { ErrorText, Page, Status } from '../ui.js';
@@ -9,21 +10,13 @@ export const shareLink = (shareId: string): string => `${location.origin}/app/sh
 
 export function WishlistsPage() {
   const lists = useSignal<Wishlist[] | undefined>(undefined);
-  const error = useSignal<string | undefined>(undefined);
-  const status = useSignal('');
+  const { error, status, act } = useActions(() => load());
   const load = async () => {
     const { data, error: e, response } = await api.GET('/wishlists', { params: { query: { format: 'raw' } } });
     if (data) lists.value = data.wishlists;
     else error.value = errorMessage(e, response);
   };
   useEffect(() => void load(), []);
-  const act = async (work: Promise<{ error?: unknown; response: Response }>, done: string) => {
-    const { error: e, response } = await work;
-    if (e) return void (error.value = errorMessage(e, response));
-    error.value = undefined;
-    status.value = done;
-    await load();
-  };
   const put = (w: Wishlist, items: string[]) =>
     act(api.PUT('/wishlists/{wishlistId}', { params: { path: { wishlistId: w.wishlistId } }, body: { content: items.map((item) => ({ item })) } }), messages.common.saved);
 
