@@ -53,14 +53,20 @@ describe(`live events between the workers of one serve --workers 2 on ${testDial
     await deployment?.close();
   });
 
-  /** The pid of the worker that logged request `reqId` (its log lines are JSON, one a line). */
-  const pidOf = (reqId: string): number => {
-    for (const line of server!.stdout().split('\n')) {
-      if (!line.includes(`"reqId":"${reqId}"`)) continue;
-      const { pid } = JSON.parse(line) as { pid?: number };
-      if (typeof pid === 'number') return pid;
+  /**
+   * The pid of the worker that logged request `reqId` (its log lines are JSON, one a line). The
+   * log reaches this process through a pipe, apart from the answer: a line may come just after.
+   */
+  const pidOf = async (reqId: string): Promise<number> => {
+    for (let waited = 0; waited <= 10_000; waited += 50) {
+      for (const line of server!.stdout().split('\n')) {
+        if (!line.includes(`"reqId":"${reqId}"`)) continue;
+        const { pid } = JSON.parse(line) as { pid?: number };
+        if (typeof pid === 'number') return pid;
+      }
+      await new Promise((resolve) => setTimeout(resolve, 50));
     }
-    throw new Error(`no log line of request ${reqId}`);
+    throw new Error(`no log line of request ${reqId} within 10 s`);
   };
 
   it("delivers every write answered by one worker to the streams the other worker holds", async () => {
@@ -78,7 +84,7 @@ describe(`live events between the workers of one serve --workers 2 on ${testDial
       const s = await openEventStream(server!.url, await deployment.token(userId, 'family:library:view'), { headers: { 'x-request-id': `stream-${i}` } });
       expect(s.status).toBe(200);
       streams.push(s);
-      streamPid.set(s, pidOf(`stream-${i}`));
+      streamPid.set(s, await pidOf(`stream-${i}`));
       if (new Set(streamPid.values()).size === 2 && i >= 1) break;
     }
     expect(new Set(streamPid.values()).size, 'both workers hold a stream').toBe(2);
@@ -89,7 +95,7 @@ describe(`live events between the workers of one serve --workers 2 on ${testDial
     for (let i = 0; i < 12 && (writes.length < 4 || new Set(writes.map((w) => w.pid)).size < 2); i++) {
       const created = await postAlone(`${server!.url}/card/family/library/groups`, token, `write-${i}`, { name: `Group ${i}`, imageId: 'i', items: [] });
       expect(created.status).toBe(201);
-      writes.push({ groupId: created.body.id as string, pid: pidOf(`write-${i}`) });
+      writes.push({ groupId: created.body.id as string, pid: await pidOf(`write-${i}`) });
     }
     expect(new Set(writes.map((w) => w.pid)).size, 'both workers answered a write').toBe(2);
 
