@@ -1,5 +1,5 @@
 import { request } from 'node:http';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createDeployment, type Deployment } from './support/deployment.js';
 import { openEventStream, type EventStreamClient } from './support/event-stream.js';
 import { http, startServer, type ServerProcess } from './support/processes.js';
@@ -57,17 +57,18 @@ describe(`live events between the workers of one serve --workers 2 on ${testDial
    * The pid of the worker that logged request `reqId` (its log lines are JSON, one a line). The
    * log reaches this process through a pipe, apart from the answer: a line may come just after.
    */
-  const pidOf = async (reqId: string): Promise<number> => {
-    for (let waited = 0; waited <= 10_000; waited += 50) {
-      for (const line of server!.stdout().split('\n')) {
-        if (!line.includes(`"reqId":"${reqId}"`)) continue;
-        const { pid } = JSON.parse(line) as { pid?: number };
-        if (typeof pid === 'number') return pid;
-      }
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
-    throw new Error(`no log line of request ${reqId} within 10 s`);
-  };
+  const pidOf = (reqId: string): Promise<number> =>
+    vi.waitFor(
+      () => {
+        for (const line of server!.stdout().split('\n')) {
+          if (!line.includes(`"reqId":"${reqId}"`)) continue;
+          const { pid } = JSON.parse(line) as { pid?: number };
+          if (typeof pid === 'number') return pid;
+        }
+        throw new Error(`no log line of request ${reqId} within 10 s`);
+      },
+      { timeout: 10_000, interval: 50 },
+    );
 
   it("delivers every write answered by one worker to the streams the other worker holds", async () => {
     const members = Array.from({ length: 6 }, (_, i) => `auth0|worker-member-${i}`);

@@ -70,13 +70,13 @@ function watch(page: Page, problems: string[]): Page {
 }
 
 /** The API requests of the app's pages, in order, for the report of a failed test. */
-const traffic: { page: Page; line: string; started: number; ended?: string }[] = [];
+const traffic: { line: string; started: number; ended?: string }[] = [];
 
 function record(page: Page): void {
   const of = new Map<Request, (typeof traffic)[number]>();
-  const path = (r: Request): string => r.url().replace(/^https?:\/\/[^/]+/, '').slice(0, 120);
+  const pathOf = (r: Request): string => r.url().replace(/^https?:\/\/[^/]+/, '').slice(0, 120);
   page.on('request', (r) => {
-    const entry = { page, line: `${r.method()} ${path(r)}`, started: Date.now() };
+    const entry = { line: `${r.method()} ${pathOf(r)}`, started: Date.now() };
     of.set(r, entry);
     traffic.push(entry);
   });
