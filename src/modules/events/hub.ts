@@ -221,8 +221,9 @@ export function createEventHub(
     // once, on every instance, since every instance reads the log.
     const revocation = revocationOf(event);
     if (revocation) {
-      const shutOut = 'account' in revocation ? byAccount.get(revocation.account) : byPlayer.get(revocation.player);
-      if (shutOut) shut(shutOut, revocation);
+      const candidates = 'account' in revocation ? byAccount.get(revocation.account) : byPlayer.get(revocation.player);
+      const shutOut = [...(candidates ?? [])].filter((s) => shutsOut(revocation, s.principal, s.reader.familyId));
+      if (shutOut.length > 0) shut(shutOut, revocation);
     }
   }
 
@@ -436,7 +437,7 @@ export function createEventHub(
             send(stream, event);
             // The stream ends after it, as a live one does (see `dispatch`).
             const revocation = revocationOf(event);
-            if (revocation && shutsOut(revocation, principal)) shut([stream], revocation);
+            if (revocation && shutsOut(revocation, principal, reader.familyId)) shut([stream], revocation);
           }
           flush();
           if (events.length < BATCH || stream.closed) break;

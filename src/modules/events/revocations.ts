@@ -14,8 +14,11 @@ export const PLAYER_REMOVED = 'player.removed' as const;
 /** A user moved into or out of a family: to each family changed, and to that user alone. */
 export const FAMILY_CHANGED = 'family.changed' as const;
 
-/** Who an event shuts out: every stream made with an account's authority, or one player's. */
-export type Revocation = { account: string; why: string } | { player: string; why: string };
+/**
+ * Who an event shuts out: every stream made with an account's authority (but those that follow
+ * `into`, the family the account moved into: they began after the move), or one player's.
+ */
+export type Revocation = { account: string; into?: string; why: string } | { player: string; why: string };
 
 /** An event of the log, as `repository.ts` reads it. */
 interface Logged {
@@ -29,17 +32,23 @@ export function revocationOf(event: Logged): Revocation | undefined {
   if (event.userId !== null) {
     // An account's streams follow the family it was in; its players' credentials stand only
     // while it stays there: they end with it, and reconnect to the new family if they still may.
-    if (event.kind === FAMILY_CHANGED) return { account: event.userId, why: 'family changed; reconnect' };
+    if (event.kind === FAMILY_CHANGED) return { account: event.userId, into: idOf(event, 'familyId'), why: 'family changed; reconnect' };
     if (event.kind === ACCOUNT_DISABLED) return { account: event.userId, why: 'account disabled' };
   }
   if (event.kind === PLAYER_REMOVED && event.familyId !== null) {
-    const deviceId = (JSON.parse(event.data) as { ids?: { deviceId?: unknown } }).ids?.deviceId;
-    if (typeof deviceId === 'string') return { player: deviceId, why: 'player removed from its family' };
+    const deviceId = idOf(event, 'deviceId');
+    if (deviceId !== undefined) return { player: deviceId, why: 'player removed from its family' };
   }
   return undefined;
 }
 
-/** Whether `revocation` shuts out a stream read with `principal`. */
-export function shutsOut(revocation: Revocation, principal: Pick<Principal, 'userId' | 'player'>): boolean {
-  return 'account' in revocation ? principal.userId === revocation.account : principal.player?.deviceId === revocation.player;
+/** Whether `revocation` shuts out a stream of `familyId` read with `principal`. */
+export function shutsOut(revocation: Revocation, principal: Pick<Principal, 'userId' | 'player'>, familyId: string | undefined): boolean {
+  if ('player' in revocation) return principal.player?.deviceId === revocation.player;
+  return principal.userId === revocation.account && (revocation.into === undefined || revocation.into !== familyId);
+}
+
+function idOf(event: Logged, name: string): string | undefined {
+  const id = (JSON.parse(event.data) as { ids?: Record<string, unknown> }).ids?.[name];
+  return typeof id === 'string' ? id : undefined;
 }
