@@ -117,7 +117,7 @@ export function createEventHub(
   const byAccount = new Map<string, Set<Stream>>();
   /** Streams of registered players, by device id. */
   const byPlayer = new Map<string, Set<Stream>>();
-  /** Places held, by reader and by `family-players:<familyId>`. */
+  /** Places held, by reader and by a family's players (keys apart by a NUL, which no id holds). */
   const slotsOf = new Map<string, number>();
   let slots = 0;
   let lastRead = 0;
@@ -357,11 +357,11 @@ export function createEventHub(
       // a member's own streams and its family's players' are bounded however many players it
       // registers, so no account takes more than those two limits of the server's places.
       const counted: [key: string, limit: number, refusal: string][] = [
-        [reader, config.maxStreamsPerUser, `at most ${config.maxStreamsPerUser} event streams per user or player may be open on this server`],
+        [`reader\0${reader}`, config.maxStreamsPerUser, `at most ${config.maxStreamsPerUser} event streams per user or player may be open on this server`],
       ];
       if (playerFamily !== undefined) {
         counted.push([
-          `family-players:${playerFamily}`,
+          `players\0${playerFamily}`,
           config.maxPlayerStreamsPerFamily,
           `the players of a family may hold at most ${config.maxPlayerStreamsPerFamily} event streams on this server`,
         ]);
