@@ -2,7 +2,9 @@ import { readFileSync } from 'node:fs';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { LogController, type FastifyReply } from 'fastify';
 import type { Registry } from 'prom-client';
+import { createAccountService } from './accounts/service.js';
 import authPlugin from './auth/plugin.js';
+import { principalStandsCheck, type PrincipalStands } from './auth/principal-stands.js';
 import { sharedMediaUrlSecret } from './auth/media-url-secret.js';
 import { createVerifier } from './auth/verifier.js';
 import type { Config } from './config.js';
@@ -94,7 +96,11 @@ export async function buildApp(config: Readonly<Config>, opts: AppOptions = {}):
   await registerCors(app, config.corsOrigin);
   await registerRateLimit(app, config.rateLimitPerMinute);
   await registerApiDocument(app, config);
-  await app.register(authPlugin, { verifier, playerCredentialStands: playerCredentialCheck(store) });
+  const playerCredentialStands = playerCredentialCheck(store);
+  await app.register(authPlugin, { verifier, playerCredentialStands });
+  // The one check of a token that outlives a request (event streams, at each heartbeat).
+  const accounts = createAccountService(store);
+  const principalStands = principalStandsCheck({ playerCredentialStands, accountDisabled: (userId) => accounts.isDisabled(userId) });
   // Entity tags name the data an answer shows and what else shapes it: the release (its
   // rendering) and the URLs answers are built with (signed answers add the signing key's id).
   const tagger = createTagger([RELEASE, config.publicBaseUrl, config.groupImageUrlTemplate]);
@@ -107,7 +113,7 @@ export async function buildApp(config: Readonly<Config>, opts: AppOptions = {}):
   app.setNotFoundHandler(notFound);
 
   registerOperationRoutes(app, { store, verifier, readyTimeoutMs: config.readyTimeoutMs });
-  await registerResources(app, config, store, { tagger, families });
+  await registerResources(app, config, store, { tagger, families, principalStands });
   await registerWebApp(app);
   return app;
 }
@@ -188,7 +194,7 @@ async function registerResources(
   app: App,
   config: Readonly<Config>,
   store: Store,
-  { tagger, families }: { tagger: Tagger; families: FamilyService },
+  { tagger, families, principalStands }: { tagger: Tagger; families: FamilyService; principalStands: PrincipalStands },
 ): Promise<void> {
   // One secret for every worker, restart and instance sharing the key (src/auth/media-url-secret.ts).
   const mediaUrlSecret = config.mediaUrlSecret ?? (await sharedMediaUrlSecret(config.auth, config.dataDir));
@@ -206,15 +212,17 @@ async function registerResources(
     assertReadable: async (userId, cardId) => {
       await cards.read(userId, cardId);
     },
+    maxPlayersPerFamily: config.players.maxPerFamily,
   });
   await app.register(deviceRoutes, { devices });
   // Live events: streams end before the server closes (clients reconnect to another instance).
   const hub = createEventHub(store, config.events, {
     postgres: config.database.kind === 'postgres' ? config.database : undefined,
     log: app.log,
+    principalStands,
   });
   app.addHook('preClose', () => hub.close());
-  await app.register(eventRoutes, { hub, families });
+  await app.register(eventRoutes, { hub, families, principalStands });
   await app.register(transferRoutes, { transfer: createTransferService(store, media.mediaStore, families) });
   const groups = createGroupService(store, families, config, tagger);
   await app.register(libraryRoutes, { library: createLibraryService(store, families, groups, tagger) });

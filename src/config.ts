@@ -145,6 +145,11 @@ const EnvSchema = Type.Object({
   EVENTS_STREAM_BUFFER_BYTES: Type.Integer({ minimum: 1024, default: 262_144 }),
   /** SQLite: how often (ms) open streams look for events other processes wrote (`serve --workers`). */
   EVENTS_POLL_MS: Type.Integer({ minimum: 10, maximum: 60_000, default: 250 }),
+  /**
+   * Players a family may register (`POST /device-v2/devices/mine`; beyond it 400 `device-limit`);
+   * also the event streams its players may hold together on one instance.
+   */
+  PLAYERS_MAX_PER_FAMILY: Type.Integer({ minimum: 1, maximum: 10_000, default: 20 }),
 });
 
 type Env = Static<typeof EnvSchema>;
@@ -175,6 +180,8 @@ export interface Config {
   /** Whose X-Forwarded-For names the client (request.ip): Fastify's trustProxy. */
   trustProxy: boolean | string[];
   events: EventsConfig;
+  /** Registered players (modules/devices). */
+  players: { maxPerFamily: number };
   signIn: {
     accessTokenTtlSeconds: number;
     refreshTokenTtlSeconds: number;
@@ -202,6 +209,8 @@ export interface EventsConfig {
   retentionMs: number;
   maxStreamsPerUser: number;
   maxStreams: number;
+  /** Streams a family's players hold together: one for each player the family may have. */
+  maxPlayerStreamsPerFamily: number;
   streamBufferBytes: number;
   pollMs: number;
 }
@@ -337,9 +346,11 @@ function fromEnv(env: Env): Config {
       retentionMs: env.EVENTS_RETENTION_SECONDS * 1000,
       maxStreamsPerUser: env.EVENTS_MAX_STREAMS_PER_USER,
       maxStreams: env.EVENTS_MAX_STREAMS,
+      maxPlayerStreamsPerFamily: env.PLAYERS_MAX_PER_FAMILY,
       streamBufferBytes: env.EVENTS_STREAM_BUFFER_BYTES,
       pollMs: env.EVENTS_POLL_MS,
     },
+    players: { maxPerFamily: env.PLAYERS_MAX_PER_FAMILY },
     signIn: {
       accessTokenTtlSeconds: env.ACCESS_TOKEN_TTL_SECONDS,
       refreshTokenTtlSeconds: env.REFRESH_TOKEN_TTL_SECONDS,

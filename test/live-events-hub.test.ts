@@ -2,6 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, expect, it } from 'vitest';
+import type { Principal } from '../src/auth/principal.js';
 import { loadConfig } from '../src/config.js';
 import type { Store } from '../src/db/dialect.js';
 import { migrateToLatest } from '../src/db/migrate.js';
@@ -45,9 +46,12 @@ async function openHub(): Promise<{ store: Store; hub: EventHub }> {
   const config = loadConfig({ DATA_DIR: dir, LOG_LEVEL: 'silent', EVENTS_HEARTBEAT_SECONDS: '60' });
   store = openStore(config.database);
   await migrateToLatest(store);
-  hub = createEventHub(store, config.events, { postgres: undefined, log: { warn: () => {} } });
+  hub = createEventHub(store, config.events, { postgres: undefined, log: { warn: () => {} }, principalStands: async () => true });
   return { store, hub };
 }
+
+/** A member's principal, as the auth plugin makes it. */
+const member = (userId: string): Principal => ({ userId, scopes: new Set(['family:library:view']) });
 
 const event = (groupId: string, audience: LiveEvent['audience']): LiveEvent => ({ kind: 'group.changed', audience, ids: { groupId } });
 const groupsIn = (chunk: string | undefined): string[] => [...(chunk ?? '').matchAll(/"groupId":"(\w+)"/g)].map((m) => m[1] as string);
@@ -56,9 +60,9 @@ it('writes the events of one read of the log once to each stream, in order, each
   const { store, hub } = await openHub();
 
   const sinks = { a: recordingSink(), b: recordingSink(), other: recordingSink() };
-  await hub.start(hub.reserve('a'), { reader: { familyId: 'f1', userId: 'a' }, lastEventId: undefined, expiresAt: undefined }, sinks.a);
-  await hub.start(hub.reserve('b'), { reader: { familyId: 'f1', userId: 'b' }, lastEventId: undefined, expiresAt: undefined }, sinks.b);
-  await hub.start(hub.reserve('c'), { reader: { familyId: 'f2', userId: 'c' }, lastEventId: undefined, expiresAt: undefined }, sinks.other);
+  await hub.start(hub.reserve({ reader: 'a' }), { reader: { familyId: 'f1', userId: 'a' }, principal: member('a'), lastEventId: undefined, expiresAt: undefined }, sinks.a);
+  await hub.start(hub.reserve({ reader: 'b' }), { reader: { familyId: 'f1', userId: 'b' }, principal: member('b'), lastEventId: undefined, expiresAt: undefined }, sinks.b);
+  await hub.start(hub.reserve({ reader: 'c' }), { reader: { familyId: 'f2', userId: 'c' }, principal: member('c'), lastEventId: undefined, expiresAt: undefined }, sinks.other);
   const connected = { a: sinks.a.writes.length, b: sinks.b.writes.length, other: sinks.other.writes.length };
 
   await inUnitOfWork(store, [], (trx) =>
@@ -91,7 +95,7 @@ it('lets writes that come while it writes to slow streams gather, and sends them
     while (performance.now() < until);
     slowWrite(chunk);
   };
-  await hub.start(hub.reserve('a'), { reader: { familyId: 'f1', userId: 'a' }, lastEventId: undefined, expiresAt: undefined }, sink);
+  await hub.start(hub.reserve({ reader: 'a' }), { reader: { familyId: 'f1', userId: 'a' }, principal: member('a'), lastEventId: undefined, expiresAt: undefined }, sink);
   const connected = sink.writes.length;
   const publishOne = (groupId: string) => inUnitOfWork(store, [], (trx) => publishAll(trx, store.dialect, [event(groupId, { familyId: 'f1' })]));
 

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDeployment, type Deployment } from './support/deployment.js';
-import { openEventStream } from './support/event-stream.js';
-import { http, startServer, type ServerProcess } from './support/processes.js';
+import { openEventStream, pause, type EventStreamClient } from './support/event-stream.js';
+import { http, runCli, startServer, type ServerProcess } from './support/processes.js';
 import { testDialect } from './support/test-database.js';
 
 /**
@@ -10,19 +10,101 @@ import { testDialect } from './support/test-database.js';
  * the poll of the log on SQLite (as between `serve --workers` processes). And SIGTERM ends the
  * streams of the instance that stops, which still exits 0.
  */
+const HEARTBEAT_SECONDS = 1;
+
+/** Resolves when the stream ends; fails the test when it is still open after `ms`. */
+async function endsWithin(s: EventStreamClient, ms: number): Promise<void> {
+  const ended = await Promise.race([s.ended.then(() => true), pause(ms).then(() => false)]);
+  expect(ended, `the stream is still open after ${ms} ms; comments ${JSON.stringify(s.comments)}`).toBe(true);
+}
+
 describe(`live events between two server processes on one ${testDialect()} database`, () => {
   let deployment: Deployment;
   let servers: ServerProcess[] = [];
 
   beforeAll(async () => {
     deployment = await createDeployment();
-    servers = await Promise.all([startServer(deployment.env), startServer(deployment.env)]);
+    // A short heartbeat: a stream whose right to read is gone ends within one (issue 33).
+    const env = { ...deployment.env, EVENTS_HEARTBEAT_SECONDS: String(HEARTBEAT_SECONDS) };
+    servers = await Promise.all([startServer(env), startServer(env)]);
   }, 60_000);
 
   afterAll(async () => {
     await Promise.all(servers.map((s) => s.stop('SIGKILL', 0)));
     await deployment?.close();
   });
+
+  /** A family of `members` (the first registers a player on the first instance); returns the player. */
+  async function familyWithPlayer(familyId: string, members: string[]): Promise<{ deviceId: string; token: string }> {
+    const admin = await deployment.token('auth0|operator', 'admin');
+    const put = await http(servers[0]!.url, 'PUT', `/admin/families/${familyId}`, {
+      token: admin,
+      body: { country: 'US', members: members.map((userId) => ({ userId, approved: true })) },
+    });
+    expect(put.status, JSON.stringify(put.body)).toBe(201);
+    const registered = await http(servers[0]!.url, 'POST', '/device-v2/devices/mine', { token: await deployment.token(members[0]!), body: { name: 'Kitchen' } });
+    expect(registered.status, JSON.stringify(registered.body)).toBe(201);
+    return { deviceId: registered.body.device.deviceId, token: registered.body.credential.accessToken };
+  }
+
+  it("ends a removed player's stream on the other instance at once, and one removed behind its back within a heartbeat", async () => {
+    const parent = 'auth0|inst-player-parent';
+    const kitchen = await familyWithPlayer('inst-player-fam', [parent]);
+    const onB = await openEventStream(servers[1]!.url, kitchen.token);
+    expect(onB.status).toBe(200);
+    const removed = await http(servers[0]!.url, 'DELETE', `/device-v2/${kitchen.deviceId}`, { token: await deployment.token(parent) });
+    expect(removed.status).toBe(200);
+    await endsWithin(onB, HEARTBEAT_SECONDS * 1000);
+    expect(onB.comments.at(-1)).toBe('player removed from its family');
+
+    // No event says so (a row deleted by hand): the heartbeat's check of the credential ends it.
+    const attic = (await http(servers[0]!.url, 'POST', '/device-v2/devices/mine', { token: await deployment.token(parent), body: { name: 'Attic' } })).body;
+    const atticStream = await openEventStream(servers[1]!.url, attic.credential.accessToken);
+    expect(atticStream.status).toBe(200);
+    await deployment.store().db.deleteFrom('family_devices').where('device_id', '=', attic.device.deviceId).execute();
+    await endsWithin(atticStream, 2 * HEARTBEAT_SECONDS * 1000 + 1000);
+    expect(atticStream.comments.at(-1)).toBe('no longer allowed to read these events');
+  }, 60_000);
+
+  it("`cardshelf user disable` ends the account's streams and its players' on every instance at once", async () => {
+    const parent = 'auth0|inst-disabled-parent';
+    const added = runCli(['user', 'add', '--email', 'disabled-parent@example.com', '--name', 'Parent', '--user-id', parent], deployment.env);
+    expect((await added.exited).code, added.stderr()).toBe(0);
+    const kitchen = await familyWithPlayer('inst-disabled-fam', [parent]);
+    const streams = [
+      await openEventStream(servers[0]!.url, await deployment.token(parent, 'family:library:view')),
+      await openEventStream(servers[1]!.url, await deployment.token(parent, 'family:library:view')),
+      await openEventStream(servers[1]!.url, kitchen.token),
+    ];
+    expect(streams.map((s) => s.status)).toEqual([200, 200, 200]);
+    const disabled = runCli(['user', 'disable', parent], deployment.env);
+    expect((await disabled.exited).code, disabled.stderr()).toBe(0);
+    for (const s of streams) await endsWithin(s, HEARTBEAT_SECONDS * 1000);
+    expect(streams[1]!.events.at(-1)?.event).toBe('account.disabled');
+    expect(streams.map((s) => s.comments.at(-1))).toEqual(['account disabled', 'account disabled', 'account disabled']);
+    // And a new stream of the account is refused.
+    const refused = await openEventStream(servers[1]!.url, await deployment.token(parent, 'family:library:view'));
+    expect(refused.status).toBe(401);
+  }, 60_000);
+
+  it('30 registrations at once, split over both instances, leave exactly 20 players', async () => {
+    const [a, b] = ['auth0|inst-reg-a', 'auth0|inst-reg-b'];
+    const admin = await deployment.token('auth0|operator', 'admin');
+    const put = await http(servers[0]!.url, 'PUT', '/admin/families/inst-reg-fam', {
+      token: admin,
+      body: { country: 'US', members: [a, b].map((userId) => ({ userId, approved: true })) },
+    });
+    expect(put.status).toBe(201);
+    const tokens = [await deployment.token(a), await deployment.token(b)];
+    const replies = await Promise.all(
+      Array.from({ length: 30 }, (_, i) => http(servers[i % 2]!.url, 'POST', '/device-v2/devices/mine', { token: tokens[i % 2], body: { name: `P${i}` } })),
+    );
+    const outcomes = replies.map((r) => (r.status === 201 ? '201' : `${r.status} ${r.body?.error?.code}`));
+    expect(outcomes.filter((o) => o === '201')).toHaveLength(20);
+    expect(outcomes.filter((o) => o === '400 device-limit')).toHaveLength(10);
+    const listed = await http(servers[1]!.url, 'GET', '/device-v2/devices/mine', { token: tokens[1] });
+    expect(listed.body.devices).toHaveLength(20);
+  }, 60_000);
 
   it("delivers each instance's writes to the other's streams, and ends streams on SIGTERM", async () => {
     const [a, b] = ['auth0|inst-a', 'auth0|inst-b'];

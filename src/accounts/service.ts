@@ -1,6 +1,9 @@
 import { nanoid } from 'nanoid';
 import type { AccountRow } from '../db/database.js';
 import type { Store } from '../db/dialect.js';
+import { inUnitOfWork } from '../db/unit-of-work.js';
+import { publish } from '../modules/events/publish.js';
+import { ACCOUNT_DISABLED } from '../modules/events/revocations.js';
 import { MAX_SUBJECT_LENGTH } from '../auth/verifier.js';
 import { checkPassword, hashPassword, MAX_PASSWORD_LENGTH, MIN_PASSWORD_LENGTH } from './passwords.js';
 import * as repo from './repository.js';
@@ -62,6 +65,9 @@ export interface AccountService {
   find(emailOrUserId: string): Promise<Account | undefined>;
   /** The account a token's `sub` names, when it may still act (not disabled). */
   active(userId: string): Promise<Account | undefined>;
+  /** Whether the user id has an account, and it is disabled (a `sub` without an account is not). */
+  isDisabled(userId: string): Promise<boolean>;
+  /** Disabling ends the account's event streams on every instance (an event of the log). */
   setDisabled(emailOrUserId: string, disabled: boolean): Promise<Account>;
   /** Takes back an account just made (an invitation lost a race); nothing else refers to it yet. */
   remove(userId: string): Promise<void>;
@@ -123,9 +129,16 @@ export function createAccountService(store: Store): AccountService {
       const row = await repo.findByUserId(db, userId);
       return row && row.disabled === 0 ? toAccount(row) : undefined;
     },
+    async isDisabled(userId) {
+      return (await repo.findByUserId(db, userId))?.disabled === 1;
+    },
     async setDisabled(key, disabled) {
       const row = await existing(key);
-      await repo.updateAccount(db, row.user_id, { disabled: disabled ? 1 : 0, updated_at: new Date().toISOString() });
+      await inUnitOfWork(store, [], async (trx) => {
+        await repo.updateAccount(trx, row.user_id, { disabled: disabled ? 1 : 0, updated_at: new Date().toISOString() });
+        // The command line reaches the servers through the database only: the log tells them.
+        if (disabled) await publish(trx, store.dialect, { kind: ACCOUNT_DISABLED, audience: { userId: row.user_id }, ids: { userId: row.user_id } });
+      });
       return toAccount({ ...row, disabled: disabled ? 1 : 0 });
     },
     async remove(userId) {

@@ -12,6 +12,17 @@ export async function findFamilyDevice(db: Db, familyId: string, deviceId: strin
   return db.selectFrom('family_devices').selectAll().where('device_id', '=', deviceId).where('family_id', '=', familyId).executeTakeFirst();
 }
 
+/** How many players (browsers registered with a credential) the family has. */
+export async function countPlayers(db: Db, familyId: string, deviceType: string): Promise<number> {
+  const row = await db
+    .selectFrom('family_devices')
+    .select((eb) => eb.fn.countAll<number | string>().as('n'))
+    .where('family_id', '=', familyId)
+    .where('device_type', '=', deviceType)
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
+}
+
 export async function nextPosition(db: Db, familyId: string): Promise<number> {
   const row = await db
     .selectFrom('family_devices')

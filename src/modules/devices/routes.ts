@@ -40,7 +40,7 @@ export async function deviceRoutes(app: App, opts: { devices: DeviceService }): 
       tags: ['devices'],
       summary: 'Register a player (a browser) in the caller\'s family',
       description:
-        "Answers the new device and its credential: a token for the player alone (`family:library:view device:player`), shown once. Removing the device revokes it at once.",
+        "Answers the new device and its credential: a token for the player alone (`family:library:view device:player`), shown once. Removing the device revokes it at once, and ends its event streams. A family has at most `PLAYERS_MAX_PER_FAMILY` (20) players: one more is 400 `device-limit`.",
       body: PlayerRegistration,
       response: { 201: RegisteredPlayer, ...authErrors },
     },

@@ -1,4 +1,5 @@
 import type { DeviceRow } from '../../db/database.js';
+import { AppError } from '../../shared/errors.js';
 import { BROWSER_PLAYER_FAMILY, PLAYER_SOFTWARE_VERSION } from './identity.js';
 import type { ConfigSettings, ConfigSettingsInput, Device, DeviceCommand, DeviceStatus, Shortcuts, StatusReport } from './schemas.js';
 
@@ -16,6 +17,17 @@ export const BROWSER_PLAYER = 'cardshelf-browser';
 
 /** Whether the device is a browser registered as a player (else an operator listed it by id). */
 export const isBrowserPlayer = (row: Pick<DeviceRow, 'device_type'>): boolean => row.device_type === BROWSER_PLAYER;
+
+/**
+ * The count rule of registering: a family holds at most `max` players (PLAYERS_MAX_PER_FAMILY);
+ * one more is 400 `device-limit`. The caller counts under the family's lock, so the rule holds
+ * under concurrent registrations across instances.
+ */
+export function checkPlayerLimit(held: number, max: number): void {
+  if (held >= max) {
+    throw new AppError('device-limit', `a family can have at most ${max} players; remove one to register another`);
+  }
+}
 
 /**
  * The software a device runs, as its firmware fields say: a browser player runs the web app this

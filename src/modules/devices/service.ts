@@ -4,6 +4,7 @@ import { bumpCounters, scopes } from '../../db/change-counters.js';
 import type { Store } from '../../db/dialect.js';
 import { familyLock, inUnitOfWork } from '../../db/unit-of-work.js';
 import { publish } from '../events/publish.js';
+import { PLAYER_REMOVED } from '../events/revocations.js';
 import { now } from '../../shared/clock.js';
 import { AppError, badRequest, notFound } from '../../shared/errors.js';
 import { newHexId } from '../../shared/ids.js';
@@ -13,6 +14,7 @@ import * as repo from './repository.js';
 import {
   BROWSER_PLAYER,
   EMPTY_SHORTCUTS,
+  checkPlayerLimit,
   commandProblem,
   configOf,
   deviceView,
@@ -33,6 +35,8 @@ export interface DeviceServiceDeps {
   issueCredential: PlayerCredentialIssuer;
   /** Throws the card's 404 unless `userId` may read it (a card to play must be one the family may play). */
   assertReadable: (userId: string, cardId: string) => Promise<void>;
+  /** Players a family may register (PLAYERS_MAX_PER_FAMILY). */
+  maxPlayersPerFamily: number;
 }
 
 export interface DeviceService {
@@ -43,6 +47,7 @@ export interface DeviceService {
   updateShortcuts(userId: string, deviceId: string, shortcuts: Shortcuts): Promise<void>;
   /** Refused (409 `device-offline`) when the player has not reported lately: never queued. */
   command(userId: string, deviceId: string, command: DeviceCommand): Promise<{ commandId: string }>;
+  /** Refused (400 `device-limit`) when the family has as many players as it may. */
   register(userId: string, name: string): Promise<{ device: Device; credential: { accessToken: string; tokenType: 'Bearer'; expiresAt: string; scope: string } }>;
   remove(userId: string, deviceId: string): Promise<void>;
   /** A player's own report of its status. */
@@ -56,7 +61,8 @@ export const PLAYER_EVENTS = {
   /** The player `ids.deviceId` reported its status; `status` as `GET /device-v2/{id}/status` answers. */
   status: 'player.status',
   added: 'player.added',
-  removed: 'player.removed',
+  /** Also ends the player's event streams, on every instance (events/revocations.ts). */
+  removed: PLAYER_REMOVED,
 } as const;
 
 const DEVICES_READ = '/device-v2/devices/mine';
@@ -139,6 +145,7 @@ export function createDeviceService(store: Store, deps: DeviceServiceDeps): Devi
       const credential = await deps.issueCredential(deviceId, userId);
       const at = now();
       await inUnitOfWork(store, [familyLock(familyId)], async (trx) => {
+        checkPlayerLimit(await repo.countPlayers(trx, familyId, BROWSER_PLAYER), deps.maxPlayersPerFamily);
         await repo.insertPlayer(trx, {
           device_id: deviceId,
           family_id: familyId,

@@ -1,3 +1,6 @@
+import pLimit from 'p-limit';
+import type { Principal } from '../../auth/principal.js';
+import type { PrincipalStands } from '../../auth/principal-stands.js';
 import type { EventsConfig } from '../../config.js';
 import type { PostgresConfig } from '../../db/config.js';
 import type { Store } from '../../db/dialect.js';
@@ -7,6 +10,7 @@ import { AppError } from '../../shared/errors.js';
 import { EVENTS_CHANNEL, localPublications } from './publish.js';
 import * as repo from './repository.js';
 import type { LoggedEvent, Reader } from './repository.js';
+import { revocationOf, shutsOut, type Revocation } from './revocations.js';
 
 /**
  * The open event streams of one instance, and what wakes them. The log (table `live_events`)
@@ -33,12 +37,21 @@ export interface EventSink {
 
 /** A place among the open streams, taken before the response starts (so a refusal is a 429). */
 export interface StreamSlot {
-  readonly userId: string;
   release(): void;
+}
+
+/** Whose a stream is, for the limits (`reserve`). */
+export interface StreamOwner {
+  /** The reader: a user, or a player (`player:<deviceId>`); each may hold `maxStreamsPerUser`. */
+  reader: string;
+  /** A player's family: the streams of a family's players together hold `maxPlayerStreamsPerFamily`. */
+  playerFamily?: string;
 }
 
 export interface OpenStream {
   reader: Reader;
+  /** Who the token speaks for: the stream ends when that right is taken away (revocations.ts). */
+  principal: Principal;
   /** The last event the client saw (`Last-Event-ID`), if it resumes. */
   lastEventId: number | undefined;
   /** When the client's token expires (ms since the epoch): the stream ends then. */
@@ -46,8 +59,8 @@ export interface OpenStream {
 }
 
 export interface EventHub {
-  /** Takes a place for a stream of `userId`, or throws 429 `rate-limited` with Retry-After. */
-  reserve(userId: string): StreamSlot;
+  /** Takes a place for a stream of `owner`, or throws 429 `rate-limited` with Retry-After. */
+  reserve(owner: StreamOwner): StreamSlot;
   /** Starts a stream in a reserved place: replays what it missed, then follows the log. */
   start(slot: StreamSlot, open: OpenStream, sink: EventSink): Promise<void>;
   /** Ends every stream (the server shuts down) and stops the wakers. */
@@ -66,10 +79,13 @@ const MAX_PENDING = 10_000;
 const RETRY_AFTER_SECONDS = 5;
 /** setTimeout's longest delay. */
 const MAX_TIMER_MS = 2 ** 31 - 1;
+/** Checks of the streams' principals at a heartbeat that may wait on the database at once. */
+const CHECKS_AT_ONCE = 2;
 
 interface Stream {
   slot: StreamSlot;
   reader: Reader;
+  principal: Principal;
   sink: EventSink;
   /** The id of the last event sent (or skipped as unseen): nothing at or below it is sent again. */
   cursor: number;
@@ -86,12 +102,22 @@ const frame = (e: LoggedEvent): string => `id: ${e.id}\nevent: ${e.kind}\ndata: 
 export function createEventHub(
   store: Store,
   config: EventsConfig,
-  opts: { postgres: PostgresConfig | undefined; log: { warn(obj: object, msg: string): void } },
+  opts: {
+    postgres: PostgresConfig | undefined;
+    log: { warn(obj: object, msg: string): void };
+    /** Asked for each stream's principal at every heartbeat: a stream whose right is gone ends. */
+    principalStands: PrincipalStands;
+  },
 ): EventHub {
   const { db } = store;
   const streams = new Set<Stream>();
   const byFamily = new Map<string, Set<Stream>>();
   const byUser = new Map<string, Set<Stream>>();
+  /** Streams by the account their token names (`sub`): a member's own, and its players'. */
+  const byAccount = new Map<string, Set<Stream>>();
+  /** Streams of registered players, by device id. */
+  const byPlayer = new Map<string, Set<Stream>>();
+  /** Places held, by reader and by a family's players (keys apart by a NUL, which no id holds). */
   const slotsOf = new Map<string, number>();
   let slots = 0;
   let lastRead = 0;
@@ -113,14 +139,20 @@ export function createEventHub(
     else map.delete(key);
   };
 
+  function indexAll(stream: Stream, add: boolean): void {
+    index(byFamily, stream.reader.familyId, stream, add);
+    index(byUser, stream.reader.userId, stream, add);
+    index(byAccount, stream.principal.userId, stream, add);
+    index(byPlayer, stream.principal.player?.deviceId, stream, add);
+  }
+
   function remove(stream: Stream): void {
     if (stream.closed) return;
     stream.closed = true;
     stream.slot.release();
     clearTimeout(stream.expiry);
     streams.delete(stream);
-    index(byFamily, stream.reader.familyId, stream, false);
-    index(byUser, stream.reader.userId, stream, false);
+    indexAll(stream, false);
     if (streams.size === 0) stopFollowing();
   }
 
@@ -166,12 +198,12 @@ export function createEventHub(
     stream.cursor = event.id;
     stream.outbox += text;
     unflushed.add(stream);
-    // The user moved to another family: the stream follows the old one, so it ends; the client
-    // reconnects (from this event) and follows the new one.
-    if (event.kind === 'family.changed' && event.userId === stream.reader.userId) {
-      flush();
-      end(stream, 'family changed; reconnect');
-    }
+  }
+
+  /** Ends `shut` streams after what they were sent: their reader moved, or lost its right to read. */
+  function shut(shutOut: Iterable<Stream>, revocation: Revocation): void {
+    flush();
+    for (const stream of [...shutOut]) end(stream, revocation.why);
   }
 
   function dispatch(event: LoggedEvent): void {
@@ -184,6 +216,51 @@ export function createEventHub(
     for (const stream of targets) {
       if (stream.pending === null) send(stream, event, text);
       else if (stream.pending.push(event) > MAX_PENDING) end(stream, 'too far behind; reconnect');
+    }
+    // The streams it shuts out, those that were not sent it (a member's players) included: at
+    // once, on every instance, since every instance reads the log.
+    const revocation = revocationOf(event);
+    if (revocation) {
+      const candidates = 'account' in revocation ? byAccount.get(revocation.account) : byPlayer.get(revocation.player);
+      const shutOut = [...(candidates ?? [])].filter((s) => shutsOut(revocation, s.principal, s.reader.familyId));
+      if (shutOut.length > 0) shut(shutOut, revocation);
+    }
+  }
+
+  /**
+   * At each heartbeat, each distinct principal of the open streams is checked again (one read
+   * each, a few at a time): what no event of the log said (a row changed by hand, an event
+   * pruned before it was read) ends within a heartbeat. A check that fails leaves the streams
+   * open; the next heartbeat asks again.
+   */
+  let checking = false;
+  async function checkPrincipals(): Promise<void> {
+    if (checking) return;
+    checking = true;
+    try {
+      const byPrincipal = new Map<string, Stream[]>();
+      for (const stream of streams) {
+        const { userId, player } = stream.principal;
+        const key = JSON.stringify([userId, player?.deviceId, player?.credentialId]);
+        byPrincipal.set(key, [...(byPrincipal.get(key) ?? []), stream]);
+      }
+      const limit = pLimit(CHECKS_AT_ONCE);
+      await Promise.all(
+        [...byPrincipal.values()].map((group) =>
+          limit(async () => {
+            const open = group.filter((s) => !s.closed);
+            const first = open[0];
+            if (!first || closing) return;
+            if (!(await opts.principalStands(first.principal))) {
+              for (const stream of open) end(stream, 'no longer allowed to read these events');
+            }
+          }),
+        ),
+      );
+    } catch (err) {
+      opts.log.warn({ err }, 'live events: checking the streams\' tokens failed');
+    } finally {
+      checking = false;
     }
   }
 
@@ -237,6 +314,7 @@ export function createEventHub(
   function startFollowing(): void {
     heartbeat = setInterval(() => {
       for (const stream of [...streams]) write(stream, ':\n\n');
+      void checkPrincipals();
     }, config.heartbeatMs);
     heartbeat.unref();
     if (opts.postgres) {
@@ -274,36 +352,47 @@ export function createEventHub(
   return {
     size: () => streams.size,
 
-    reserve(userId) {
-      const mine = slotsOf.get(userId) ?? 0;
-      if (closing || mine >= config.maxStreamsPerUser || slots >= config.maxStreams) {
-        const which = closing
-          ? 'the server is shutting down'
-          : mine >= config.maxStreamsPerUser
-            ? `at most ${config.maxStreamsPerUser} event streams per user may be open on this server`
-            : 'this server holds as many event streams as it may';
+    reserve({ reader, playerFamily }) {
+      // Each place counts against its reader and, for a player, against its family's players:
+      // a member's own streams and its family's players' are bounded however many players it
+      // registers, so no account takes more than those two limits of the server's places.
+      const counted: [key: string, limit: number, refusal: string][] = [
+        [`reader\0${reader}`, config.maxStreamsPerUser, `at most ${config.maxStreamsPerUser} event streams per user or player may be open on this server`],
+      ];
+      if (playerFamily !== undefined) {
+        counted.push([
+          `players\0${playerFamily}`,
+          config.maxPlayerStreamsPerFamily,
+          `the players of a family may hold at most ${config.maxPlayerStreamsPerFamily} event streams on this server`,
+        ]);
+      }
+      const full = counted.find(([key, limit]) => (slotsOf.get(key) ?? 0) >= limit);
+      if (closing || full || slots >= config.maxStreams) {
+        const which = closing ? 'the server is shutting down' : full ? full[2] : 'this server holds as many event streams as it may';
         throw new AppError('rate-limited', `${which}; try again later`, { 'retry-after': String(RETRY_AFTER_SECONDS) });
       }
-      slotsOf.set(userId, mine + 1);
+      for (const [key] of counted) slotsOf.set(key, (slotsOf.get(key) ?? 0) + 1);
       slots++;
       let released = false;
       return {
-        userId,
         release() {
           if (released) return;
           released = true;
           slots--;
-          const left = (slotsOf.get(userId) ?? 1) - 1;
-          if (left > 0) slotsOf.set(userId, left);
-          else slotsOf.delete(userId);
+          for (const [key] of counted) {
+            const left = (slotsOf.get(key) ?? 1) - 1;
+            if (left > 0) slotsOf.set(key, left);
+            else slotsOf.delete(key);
+          }
         },
       };
     },
 
-    async start(slot, { reader, lastEventId, expiresAt }, sink) {
-      let bounds: { lastId: number; prunedUpTo: number };
+    async start(slot, { reader, principal, lastEventId, expiresAt }, sink) {
+      let bounds: { lastId: number; prunedUpTo: number; joinedAt: number };
       try {
-        bounds = await repo.logBounds(db);
+        // A player reads its family as the member it acts through: from that member's joining.
+        bounds = await repo.logBounds(db, principal.userId);
       } catch (err) {
         slot.release();
         throw err;
@@ -318,14 +407,13 @@ export function createEventHub(
         sink.end(': server shutting down; reconnect\n\n');
         return;
       }
-      const stream: Stream = { slot, reader, sink, cursor: bounds.lastId, pending: [], outbox: '', expiry: undefined, closed: false };
+      const stream: Stream = { slot, reader, principal, sink, cursor: bounds.lastId, pending: [], outbox: '', expiry: undefined, closed: false };
       if (streams.size === 0) {
         lastRead = Math.max(lastRead, bounds.lastId);
         startFollowing();
       }
       streams.add(stream);
-      index(byFamily, reader.familyId, stream, true);
-      index(byUser, reader.userId, stream, true);
+      indexAll(stream, true);
       sink.onClose(() => remove(stream));
       if (expiresAt !== undefined) {
         stream.expiry = setTimeout(() => end(stream, 'token expired; reconnect with a new one'), Math.min(MAX_TIMER_MS, Math.max(0, expiresAt - Date.now())));
@@ -340,10 +428,17 @@ export function createEventHub(
         stream.cursor = lastEventId;
       }
       try {
-        // Replays from the cursor; what the hub reads meanwhile waits in `pending`.
+        // Replays from the cursor (the family's events from the reader's joining on: a new
+        // member does not read what the family did before); what the hub reads meanwhile waits
+        // in `pending`.
         for (;;) {
-          const events = await repo.eventsOfReaderAfter(db, reader, stream.cursor, BATCH);
-          for (const event of events) send(stream, event);
+          const events = await repo.eventsOfReaderAfter(db, reader, stream.cursor, BATCH, bounds.joinedAt);
+          for (const event of events) {
+            send(stream, event);
+            // The stream ends after it, as a live one does (see `dispatch`).
+            const revocation = revocationOf(event);
+            if (revocation && shutsOut(revocation, principal, reader.familyId)) shut([stream], revocation);
+          }
           flush();
           if (events.length < BATCH || stream.closed) break;
         }

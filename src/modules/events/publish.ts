@@ -35,6 +35,7 @@ export type EventKind =
   | 'wishlist.changed'
   | 'wishlist.deleted'
   | 'family.changed'
+  | 'account.disabled'
   | 'transcode.finished'
   | 'transcode.failed'
   | `player.${string}`;

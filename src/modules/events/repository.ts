@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import type { Db } from '../../db/unit-of-work.js';
+import { FAMILY_CHANGED } from './revocations.js';
 
 /** The log of live events (migration 008): its reads, and its pruning. */
 
@@ -36,16 +37,20 @@ export async function eventsAfter(db: Db, afterId: number, limit: number): Promi
   return rows.map(toEvent);
 }
 
-/** The events `reader` may see after `afterId`, oldest first, at most `limit` (a replay). */
-export async function eventsOfReaderAfter(db: Db, reader: Reader, afterId: number, limit: number): Promise<LoggedEvent[]> {
+/**
+ * The events `reader` may see after `afterId`, oldest first, at most `limit` (a replay): its
+ * own, and its family's after `familyAfter` (the reader's joining, see `logBounds`).
+ */
+export async function eventsOfReaderAfter(db: Db, reader: Reader, afterId: number, limit: number, familyAfter: number): Promise<LoggedEvent[]> {
+  const { familyId } = reader;
   const rows = await db
     .selectFrom('live_events')
     .select(columns)
     .where('id', '>', afterId)
     .where((eb) =>
-      reader.familyId === undefined
+      familyId === undefined
         ? eb('user_id', '=', reader.userId)
-        : eb.or([eb('family_id', '=', reader.familyId), eb('user_id', '=', reader.userId)]),
+        : eb.or([eb.and([eb('family_id', '=', familyId), eb('id', '>', familyAfter)]), eb('user_id', '=', reader.userId)]),
     )
     .orderBy('id')
     .limit(limit)
@@ -53,15 +58,25 @@ export async function eventsOfReaderAfter(db: Db, reader: Reader, afterId: numbe
   return rows.map(toEvent);
 }
 
-/** The newest id of the log, and the highest id pruned away, in one read. */
-export async function logBounds(db: Db): Promise<{ lastId: number; prunedUpTo: number }> {
-  const { rows } = await sql<{ last_id: number | string | null; pruned: number | string | null }>`
+/**
+ * The newest id of the log, the highest id pruned away, and `joinedAt`: the id of the event that
+ * told `memberId` they moved into their family (0 when the log no longer has it), in one read.
+ *
+ * Every move into a family (joining with an invitation, an operator's `PUT /admin/families`)
+ * publishes that event in the transaction of the move, and ids follow commits (publish.ts): the
+ * family's events above it came after the joining, those below it before. When it was pruned,
+ * every event the log still has came after. (A stub family, made with its user, has no earlier
+ * events.)
+ */
+export async function logBounds(db: Db, memberId: string): Promise<{ lastId: number; prunedUpTo: number; joinedAt: number }> {
+  const { rows } = await sql<{ last_id: number | string | null; pruned: number | string | null; joined: number | string | null }>`
     select (select max(id) from live_events) as last_id,
-           (select version from change_counters where scope = ${PRUNED_SCOPE}) as pruned`.execute(db);
+           (select version from change_counters where scope = ${PRUNED_SCOPE}) as pruned,
+           (select max(id) from live_events where user_id = ${memberId} and kind = ${FAMILY_CHANGED}) as joined`.execute(db);
   const row = rows[0];
   const prunedUpTo = Number(row?.pruned ?? 0);
   // An emptied log continues from the last id it pruned.
-  return { lastId: Math.max(Number(row?.last_id ?? 0), prunedUpTo), prunedUpTo };
+  return { lastId: Math.max(Number(row?.last_id ?? 0), prunedUpTo), prunedUpTo, joinedAt: Number(row?.joined ?? 0) };
 }
 
 /**

@@ -1,8 +1,9 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyRequest } from 'fastify';
+import type { PrincipalStands } from '../../auth/principal-stands.js';
 import { SCOPES } from '../../auth/scopes.js';
 import type { App } from '../../http/route-app.js';
-import { badRequest } from '../../shared/errors.js';
+import { AppError, badRequest } from '../../shared/errors.js';
 import { ErrorRef, authErrors } from '../../shared/schemas.js';
 import type { FamilyService } from '../families/service.js';
 import type { EventHub } from './hub.js';
@@ -37,8 +38,8 @@ function lastEventIdOf(request: FastifyRequest, query: { lastEventId?: string })
   return Number(given);
 }
 
-export async function eventRoutes(app: App, opts: { hub: EventHub; families: FamilyService }): Promise<void> {
-  const { hub, families } = opts;
+export async function eventRoutes(app: App, opts: { hub: EventHub; families: FamilyService; principalStands: PrincipalStands }): Promise<void> {
+  const { hub, families, principalStands } = opts;
 
   app.get('/user/family/events', {
     config: { auth: SCOPES.libraryView },
@@ -46,7 +47,7 @@ export async function eventRoutes(app: App, opts: { hub: EventHub; families: Fam
       tags: ['family'],
       summary: "Live events of the caller's family and of the caller's own things",
       description:
-        'A `text/event-stream` that lasts until the client leaves, the server shuts down or the token expires (then reconnect). Resume with `Last-Event-ID` (or `lastEventId`). 429 with `Retry-After` when the caller (or the server) has as many streams open as allowed.',
+        'A `text/event-stream` that lasts until the client leaves, the server shuts down or the token expires (then reconnect), or until the caller may no longer read it (a removed player, a disabled account, a member who left). Resume with `Last-Event-ID` (or `lastEventId`): a family\'s events replay from the caller\'s joining on. 429 with `Retry-After` when the caller, its family\'s players (for a player) or the server have as many streams open as allowed.',
       querystring: EventsQuery,
       headers: Type.Object({ 'last-event-id': Type.Optional(Type.String({ description: 'The id of the last event received' })) }),
       response: {
@@ -57,20 +58,22 @@ export async function eventRoutes(app: App, opts: { hub: EventHub; families: Fam
       },
     },
     handler: async (request, reply) => {
-      const { userId, expiresAt, player } = request.principal;
+      const { principal } = request;
+      const { userId, expiresAt, player } = principal;
       const lastEventId = lastEventIdOf(request, request.query);
-      // A registered player sees its family's events (its commands among them), not the own
-      // things (wishlists, uploads) of the member it acts through; its streams count as its own.
-      const readerId = player ? `player:${player.deviceId}` : userId;
-      const slot = hub.reserve(readerId);
-      let familyId: string;
-      try {
-        // The family as the library view finds it (a stub on first need).
-        familyId = await families.ensureFamilyId(userId);
-      } catch (err) {
-        slot.release();
-        throw err;
+      // Checked once here and at every heartbeat (the hub): a stream outlives many requests.
+      if (!(await principalStands(principal))) {
+        throw new AppError('unauthorized', 'this token may no longer read events', {
+          'www-authenticate': 'Bearer realm="cardshelf", error="invalid_token", error_description="this token may no longer read events"',
+        });
       }
+      // The family as the library view finds it (a stub on first need).
+      const familyId = await families.ensureFamilyId(userId);
+      // A registered player sees its family's events (its commands among them), not the own
+      // things (wishlists, uploads) of the member it acts through; its streams count as its own
+      // and as its family's players'.
+      const readerId = player ? `player:${player.deviceId}` : userId;
+      const slot = hub.reserve(player ? { reader: readerId, playerFamily: familyId } : { reader: readerId });
       // From here the answer is the raw stream; headers set so far (CORS, request id) go with it.
       reply.hijack();
       const raw = reply.raw;
@@ -93,7 +96,7 @@ export async function eventRoutes(app: App, opts: { hub: EventHub; families: Fam
         gone: () => raw.destroyed,
       };
       try {
-        await hub.start(slot, { reader: { familyId, userId: readerId }, lastEventId, expiresAt }, sink);
+        await hub.start(slot, { reader: { familyId, userId: readerId }, principal, lastEventId, expiresAt }, sink);
       } catch (err) {
         request.log.error({ err }, 'live events: the stream could not start');
         raw.destroy();

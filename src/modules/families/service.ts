@@ -8,6 +8,7 @@ import { badRequest } from '../../shared/errors.js';
 import { now } from '../../shared/clock.js';
 import { newHexId } from '../../shared/ids.js';
 import { publishAll } from '../events/publish.js';
+import { PLAYER_REMOVED } from '../events/revocations.js';
 import { reconcileList } from './reconcile.js';
 import { familyIdOfUser } from './queries.js';
 import * as repo from './repository.js';
@@ -104,9 +105,22 @@ export function createFamilyService(store: Store, config: Pick<Config, 'defaultC
    * transaction: `family.changed` to each family (with the new tag of `GET /user/family`), and to
    * each user who moved in or out, alone (their stream then follows their new family).
    */
-  async function publishFamilyChanges(trx: Trx, familyIds: readonly string[], movedUsers: ReadonlyMap<string, string | undefined>): Promise<void> {
+  async function publishFamilyChanges(
+    trx: Trx,
+    familyIds: readonly string[],
+    movedUsers: ReadonlyMap<string, string | undefined>,
+    removedDevices: readonly { familyId: string; deviceId: string }[] = [],
+  ): Promise<void> {
     const counters = await readCounters(trx, familyIds.map(scopes.family));
     await publishAll(trx, store.dialect, [
+      // As `DELETE /device-v2/{id}` says it (modules/devices): a player's credential ends with
+      // its device's place in the family, and so do its event streams.
+      ...removedDevices.map(({ familyId, deviceId }) => ({
+        kind: PLAYER_REMOVED,
+        audience: { familyId },
+        ids: { deviceId },
+        read: '/device-v2/devices/mine',
+      })),
       ...familyIds.map((familyId, i) => ({
         kind: 'family.changed' as const,
         audience: { familyId },
@@ -198,10 +212,11 @@ export function createFamilyService(store: Store, config: Pick<Config, 'defaultC
         // This family, and every family a member or device leaves for it.
         const changed = new Set([familyId]);
         const moved = new Map<string, string | undefined>();
+        const removedDevices: { familyId: string; deviceId: string }[] = [];
         await replaceMembers(trx, familyId, members, at, changed, moved);
-        await replaceDevices(trx, familyId, devices, at, changed);
+        await replaceDevices(trx, familyId, devices, at, changed, removedDevices);
         await bumpCounters(trx, [...changed].map(scopes.family));
-        await publishFamilyChanges(trx, [...changed].sort(), moved);
+        await publishFamilyChanges(trx, [...changed].sort(), moved, removedDevices);
         return !existing;
       });
       const family = await load(familyId, false);
@@ -311,6 +326,7 @@ export function createFamilyService(store: Store, config: Pick<Config, 'defaultC
     devices: NonNullable<AdminFamilyInput['devices']>,
     at: string,
     changed: Set<string>,
+    removed: { familyId: string; deviceId: string }[],
   ): Promise<void> {
     await reconcileList(devices.map((d) => d.deviceId), {
       present: await repo.listDevices(trx, familyId),
@@ -320,6 +336,7 @@ export function createFamilyService(store: Store, config: Pick<Config, 'defaultC
       async leave(row) {
         await repo.deleteDevice(trx, row.device_id);
         await repo.addEvent(trx, familyId, 'device-removed', at, { deviceId: row.device_id });
+        removed.push({ familyId, deviceId: row.device_id });
       },
       stay: (row, position) => repo.updateDevicePosition(trx, row.device_id, position),
       async moveIn(deviceId, position, previous) {
@@ -327,6 +344,7 @@ export function createFamilyService(store: Store, config: Pick<Config, 'defaultC
           await repo.deleteDevice(trx, deviceId);
           changed.add(previous.family_id);
           await repo.addEvent(trx, previous.family_id, 'device-removed', at, { deviceId });
+          removed.push({ familyId: previous.family_id, deviceId });
         }
         await repo.insertDevice(trx, { device_id: deviceId, family_id: familyId, added_at: at, position });
         await repo.addEvent(trx, familyId, 'device-added', at, { deviceId });
