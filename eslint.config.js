@@ -3,6 +3,44 @@ import js from '@eslint/js';
 import jsxA11y from 'eslint-plugin-jsx-a11y';
 import tseslint from 'typescript-eslint';
 
+/**
+ * Where SQL may be written in src/ (issue 33, "Shape"): a module's `repository.ts` (its own SQL)
+ * or `queries.ts` (what other modules build on), `*-repository.ts` / `*-queries.ts` where one
+ * folder needs more than one, and the data layer itself:
+ * - src/db/: the database (dialects, drivers, compiled statements, migrations);
+ * - src/transfer/table-reader.ts and table-writer.ts: they read and write every table by its
+ *   archive spec, with table and column names known only at run time (sql.table, sql.ref), for
+ *   the export and import of a whole instance: database-layer work, not one module's queries.
+ * bench/ is outside src/ and may count rows itself: it measures the server, it is not part of it.
+ */
+const SQL_HOMES = [
+  'src/db/**',
+  'src/**/repository.ts',
+  'src/**/queries.ts',
+  'src/**/*-repository.ts',
+  'src/**/*-queries.ts',
+  'src/transfer/table-reader.ts',
+  'src/transfer/table-writer.ts',
+];
+
+/**
+ * TEMPORARY: files that still hold SQL because other branches of issue 33 change them now; their
+ * SQL is moved when issue 33's sign-in changes land, and then these lines go.
+ */
+const SQL_NOT_YET_HOME = [
+  'src/accounts/invitations.ts',
+  'src/accounts/passkeys.ts',
+  'src/accounts/setup-link.ts',
+  'src/accounts/throttle.ts',
+  'src/oauth/adapter.ts',
+  'src/oauth/clients.ts',
+  'src/oauth/grants.ts',
+  'src/oauth/shims.ts',
+];
+
+const SQL_HOME_MESSAGE =
+  'SQL goes in a repository.ts (this module\'s own) or queries.ts (for other modules) beside this file, or in src/db/: see SQL_HOMES in eslint.config.js.';
+
 export default tseslint.config(
   { ignores: ['dist/', 'node_modules/', 'bench/results/', 'coverage/', 'web/src/api-types.ts'] },
   js.configs.recommended,
@@ -24,6 +62,28 @@ export default tseslint.config(
     // documented way is Kysely<any>.
     files: ['src/db/migrations/**'],
     rules: { '@typescript-eslint/no-explicit-any': 'off' },
+  },
+  {
+    // Kysely's query building and raw SQL only where SQL_HOMES says. The starting calls of every
+    // query (what follows them needs one), running a compiled query, and the `sql` tag and
+    // `CompiledQuery` (banned at the import, so that no alias slips by; types stay free to pass).
+    files: ['src/**/*.ts'],
+    ignores: [...SQL_HOMES, ...SQL_NOT_YET_HOME],
+    rules: {
+      'no-restricted-syntax': [
+        'error',
+        {
+          selector:
+            "CallExpression > MemberExpression.callee[property.name=/^(selectFrom|selectNoFrom|insertInto|replaceInto|updateTable|deleteFrom|mergeInto|executeQuery)$/]",
+          message: SQL_HOME_MESSAGE,
+        },
+        { selector: "TaggedTemplateExpression[tag.name='sql']", message: SQL_HOME_MESSAGE },
+      ],
+      '@typescript-eslint/no-restricted-imports': [
+        'error',
+        { paths: [{ name: 'kysely', importNames: ['sql', 'CompiledQuery'], allowTypeImports: true, message: SQL_HOME_MESSAGE }] },
+      ],
+    },
   },
   {
     // The web app (web/): accessibility rules on its JSX, browser globals (its own tsconfig).

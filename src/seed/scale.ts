@@ -12,6 +12,7 @@ import { newLibraryRecord } from '../modules/library/rules.js';
 import { buildCardDoc, cardRow } from '../modules/cards/card-document.js';
 import type { CardDoc, CardInput } from '../modules/cards/schemas.js';
 import type { Db } from '../db/unit-of-work.js';
+import { insertRows, isMember, takenCardIds } from './repository.js';
 
 /**
  * `cardshelf seed --scale N`: a large, realistic data set written straight into the tables, in
@@ -192,11 +193,7 @@ async function insertChunked<T extends keyof Database>(
   rows: Insertable<Database[T]>[],
 ): Promise<void> {
   for (let i = 0; i < rows.length; i += ROWS_PER_INSERT) {
-    // Kysely cannot type a table chosen at run time; the rows were typed by the caller.
-    await db
-      .insertInto(table)
-      .values(rows.slice(i, i + ROWS_PER_INSERT))
-      .execute();
+    await insertRows(db, table, rows.slice(i, i + ROWS_PER_INSERT));
   }
 }
 
@@ -211,8 +208,7 @@ async function freeIds(db: Db, ids: string[], next: () => string): Promise<strin
     const taken = new Set<string>();
     for (let i = 0; i < check.length; i += ROWS_PER_INSERT) {
       const some = check.slice(i, i + ROWS_PER_INSERT).map((j) => out[j] as string);
-      const rows = await db.selectFrom('cards').select('card_id').where('card_id', 'in', some).execute();
-      for (const row of rows) taken.add(row.card_id);
+      for (const cardId of await takenCardIds(db, some)) taken.add(cardId);
     }
     check = check.filter((j) => taken.has(out[j] as string));
     for (const j of check) out[j] = next();
@@ -377,12 +373,7 @@ export async function seedScale(
 ): Promise<ScaleReport> {
   const { db } = store;
   const started = performance.now();
-  const first = await db
-    .selectFrom('family_memberships')
-    .select('user_id')
-    .where('user_id', '=', scaleUserId(opts.prefix, 0))
-    .executeTakeFirst();
-  if (first) {
+  if (await isMember(db, scaleUserId(opts.prefix, 0))) {
     throw new AlreadySeeded(
       `this database holds a data set with prefix '${opts.prefix}' already; use a fresh database or another --prefix`,
     );

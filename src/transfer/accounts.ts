@@ -1,10 +1,10 @@
-import { sql } from 'kysely';
 import { emailKey } from '../accounts/service.js';
 import type { Db } from '../db/unit-of-work.js';
 import type { memberIdsOf } from '../modules/families/queries.js';
 import type { Row, TableSpec } from './archive-format.js';
 import { refuse } from './refusal.js';
-import type { RowFilter } from './table-reader.js';
+import { accountsOfEmailKeys, rowsOfModel, rowsOfUsers } from './repository.js';
+import { NO_ROWS, type RowFilter } from './table-reader.js';
 
 /**
  * Sign-in in archives (issue 19): what travels (the tables: account-tables.ts), and the rules
@@ -26,10 +26,8 @@ const CLIENT_MODEL = 'Client';
 
 /** The rows of a whole instance's archive that are not all of their table's. */
 export const INSTANCE_ACCOUNT_FILTERS: Record<string, RowFilter> = {
-  oauth_records: { where: sql`model = ${CLIENT_MODEL}` },
+  oauth_records: rowsOfModel(CLIENT_MODEL),
 };
-
-const NONE: RowFilter = { where: sql`1 = 0` };
 
 /**
  * The sign-in rows of a family's archive: for the operator (no `reader`), its members' accounts
@@ -37,8 +35,8 @@ const NONE: RowFilter = { where: sql`1 = 0` };
  * take, and the reader's own would hand an offline guess to whoever holds a stolen token).
  */
 export function familyAccountFilters(members: ReturnType<typeof memberIdsOf>, reader: string | undefined): Record<string, RowFilter> {
-  const ofMembers: RowFilter = reader === undefined ? { where: sql`user_id in (${members})` } : NONE;
-  return { accounts: ofMembers, passkeys: ofMembers, oauth_records: NONE };
+  const ofMembers: RowFilter = reader === undefined ? rowsOfUsers(members) : NO_ROWS;
+  return { accounts: ofMembers, passkeys: ofMembers, oauth_records: NO_ROWS };
 }
 
 /** Where a row is in the archive, for messages. */
@@ -65,7 +63,7 @@ export async function checkAccountRows(db: Db, table: TableSpec, rows: Row[], wh
   }
   const keys = rows.map((r) => String(r.email_key));
   for (let i = 0; i < keys.length; i += 1000) {
-    const found = await db.selectFrom('accounts').select(['user_id', 'email_key']).where('email_key', 'in', keys.slice(i, i + 1000)).execute();
+    const found = await accountsOfEmailKeys(db, keys.slice(i, i + 1000));
     for (const account of found) {
       const at = rows.findIndex((r) => r.email_key === account.email_key);
       const row = rows[at]!;

@@ -1,4 +1,3 @@
-import { sql } from 'kysely';
 import type { Db } from '../db/unit-of-work.js';
 import { PUBLIC_ICONS_OWNER } from '../modules/media/images.js';
 import { keyOf, type ArchiveScope, type Reference, type Row, type TableSpec } from './archive-format.js';
@@ -6,7 +5,8 @@ import { checkAccountRows } from './accounts.js';
 import { KeyIndex } from './key-index.js';
 import { typeMismatch } from './media-type.js';
 import { refuse } from './refusal.js';
-import { IN_LIST_CHUNK } from './table-reader.js';
+import { cardOwners, membershipsOf } from './repository.js';
+import { IN_LIST_CHUNK, distinctValuesIn } from './table-reader.js';
 
 /** Any SHA-256 in a stored document: a media reference, as the exporter and media gc read them. */
 const HASH_IN_TEXT = /[0-9a-f]{64}/g;
@@ -266,7 +266,7 @@ export class RowRules {
     const line = (user: string): At => at(users.indexOf(user));
     const inFamily = new Set<string>();
     for (const chunk of chunks(users)) {
-      const found = await this.db.selectFrom('family_memberships').select(['user_id', 'family_id']).where('user_id', 'in', chunk).execute();
+      const found = await membershipsOf(this.db, chunk);
       for (const m of found) {
         if (m.family_id === familyId) inFamily.add(m.user_id);
         else refuse(`the family archive of ${familyId} would move ${m.user_id}, a member of family ${m.family_id} here, into ${familyId} (${where(line(m.user_id))})`);
@@ -286,7 +286,7 @@ export class RowRules {
     const cards = this.indexes.get('cards')?.[0]?.index;
     const outside = rows.map((r) => String(r.card_id)).filter((id) => !cards?.has(id));
     for (const chunk of chunks(outside)) {
-      const found = await this.db.selectFrom('cards').select(['card_id', 'user_id', 'origin']).where('card_id', 'in', chunk).execute();
+      const found = await cardOwners(this.db, chunk);
       for (const card of found) {
         if (card.origin === 'myo' && !this.members.has(card.user_id)) {
           const i = rows.findIndex((r) => r.card_id === card.card_id);
@@ -307,8 +307,7 @@ function chunks<T>(values: readonly T[]): T[][] {
 async function valuesIn(db: Db, table: string, column: string, values: readonly string[]): Promise<Set<string>> {
   const found = new Set<string>();
   for (const chunk of chunks([...new Set(values)])) {
-    const { rows } = await sql<{ value: string }>`select distinct ${sql.ref(column)} as value from ${sql.table(table)} where ${sql.ref(column)} in (${sql.join(chunk)})`.execute(db);
-    for (const row of rows) found.add(row.value);
+    for (const value of await distinctValuesIn(db, table, column, chunk)) found.add(value);
   }
   return found;
 }

@@ -1,7 +1,6 @@
 import { createHash } from 'node:crypto';
 import { pipeline, type Readable } from 'node:stream';
 import { createGzip } from 'node:zlib';
-import { sql } from 'kysely';
 import tar from 'tar-stream';
 import type { Store } from '../db/dialect.js';
 import type { Db } from '../db/unit-of-work.js';
@@ -28,6 +27,7 @@ import {
   type TableSpec,
 } from './archive-format.js';
 import { INSTANCE_ACCOUNT_FILTERS, familyAccountFilters } from './accounts.js';
+import { familyRowFilters, recordedObjects } from './repository.js';
 import { ALL_ROWS, IN_LIST_CHUNK, readTable, type RowFilter } from './table-reader.js';
 
 /**
@@ -180,17 +180,7 @@ function whileOpen(pack: tar.Pack, start: (done: (err?: Error | null) => void) =
 async function familyFilters(db: Db, familyId: string, reader: string | undefined): Promise<Record<string, RowFilter>> {
   const members = memberIdsOf(db, familyId);
   const family = familyOwnerId(familyId);
-  const ofFamily: RowFilter = { where: sql`family_id = ${familyId}` };
-  const ofOwners: RowFilter = { where: reader === undefined ? sql`user_id in (${members})` : sql`user_id = ${reader}` };
-  const cards: RowFilter = {
-    where:
-      reader === undefined
-        ? sql`user_id in (${members}) and origin = 'myo'`
-        : sql`origin = 'myo' and (user_id = ${reader} or (user_id in (${members}) and deleted = 0))`,
-  };
-  const holdings: RowFilter = {
-    where: reader === undefined ? sql`owner_id in (${members}) or owner_id = ${family}` : sql`owner_id in (${reader}, ${family})`,
-  };
+  const { ofFamily, ofOwners, cards, holdings } = familyRowFilters(familyId, family, members, reader);
   const hashes = await familyMedia(db, family, { cards, ofFamily, ofOwners, holdings });
   return {
     media_objects: { column: 'sha256', values: hashes },
@@ -258,8 +248,7 @@ async function familyMedia(
   // Only what is recorded (an output not yet stored is a job's text).
   const all = [...outputs].sort();
   for (let i = 0; i < all.length; i += IN_LIST_CHUNK) {
-    const rows = await db.selectFrom('media_objects').select('sha256').where('sha256', 'in', all.slice(i, i + IN_LIST_CHUNK)).execute();
-    for (const row of rows) taken.add(row.sha256);
+    for (const sha256 of await recordedObjects(db, all.slice(i, i + IN_LIST_CHUNK))) taken.add(sha256);
   }
   return [...taken];
 }

@@ -1,6 +1,5 @@
 import { createHash } from 'node:crypto';
 import type { Readable } from 'node:stream';
-import { CompiledQuery, sql } from 'kysely';
 import type { Store } from '../db/dialect.js';
 import type { Db } from '../db/unit-of-work.js';
 import type { MediaStore } from '../media-store/media-store.js';
@@ -31,6 +30,8 @@ import { asFamilyAccount } from './accounts.js';
 import { EntryTooLarge, hashOf, readAll, readEntries, type ArchiveEntry } from './archive-reader.js';
 import { RowRules, type MediaEntry } from './archive-rules.js';
 import { SNIFF_BYTES, sniffType } from './media-type.js';
+import { hasRows, keysWhereLeadIn } from './table-reader.js';
+import { insertRows } from './table-writer.js';
 import { ArchiveRefused, refuse } from './refusal.js';
 import { SHA256_HEX } from '../media-store/media-store.js';
 import { queuedTranscode } from '../modules/media/queries.js';
@@ -73,8 +74,6 @@ export interface ImportReport {
 }
 
 const MAX_EXAMPLES = 10;
-/** Values bound in one insert: below SQLite's 32,766 and PostgreSQL's 65,535. */
-const MAX_BOUND_VALUES = 30_000;
 
 /**
  * Imports an archive (archive-format.ts) in two passes over it (`open` gives a fresh stream
@@ -122,8 +121,7 @@ async function checkArchive(db: Db, source: Readable, opts: ImportOptions): Prom
   const conflicts: Checked['conflicts'] = { total: 0, examples: [] };
   const occupied = new Set<string>();
   for (const table of TABLES) {
-    const { rows: any } = await sql`select 1 as one from ${sql.table(table.name)} limit 1`.execute(db);
-    if (any.length > 0) occupied.add(table.name);
+    if (await hasRows(db, table.name)) occupied.add(table.name);
   }
   let header: ArchiveHeader | undefined;
   let manifest: Manifest | undefined;
@@ -323,8 +321,8 @@ async function takenKeys(db: Db, table: TableSpec, key: readonly string[], rows:
   const lead = key[0]!;
   const values = [...new Set(rows.map((r) => r[lead]))];
   if (values.length === 0) return new Set();
-  const found = await sql<Row>`select ${sql.join(key.map((c) => sql.ref(c)))} from ${sql.table(table.name)} where ${sql.ref(lead)} in (${sql.join(values)})`.execute(db);
-  return new Set(found.rows.map((r) => keyOf(r, key)));
+  const found = await keysWhereLeadIn(db, table.name, key, values);
+  return new Set(found.map((r) => keyOf(r, key)));
 }
 
 /** Pass two: the media, then every row in one transaction. */
@@ -443,29 +441,4 @@ function asFamilyRow(table: TableSpec, row: Row): Row {
  */
 function queuedAnew(row: Row): Row {
   return queuedTranscode(row.source_sha256 as string, row.loudnorm as number, now());
-}
-
-/**
- * The SQL of a multi-row insert, by table and row count, compiled once by Kysely for the
- * dialect (its placeholders, its quoting): a million rows then cost a parameter array each
- * batch instead of a tree of query nodes, which is most of the import's garbage.
- */
-const insertSql = new Map<string, string>();
-
-async function insertRows(trx: Db, table: TableSpec, rows: Row[]): Promise<void> {
-  const columns = table.columns.map((c) => c.name);
-  const perInsert = Math.max(1, Math.floor(MAX_BOUND_VALUES / columns.length));
-  for (let i = 0; i < rows.length; i += perInsert) {
-    const chunk = rows.slice(i, i + perInsert);
-    const shape = `${table.name}:${chunk.length}`;
-    let text = insertSql.get(shape);
-    if (text === undefined) {
-      const values = chunk.map(() => sql`(${sql.join(columns.map(() => null))})`);
-      text = sql`insert into ${sql.table(table.name)} (${sql.join(columns.map((c) => sql.ref(c)))}) values ${sql.join(values)}`.compile(trx).sql;
-      insertSql.set(shape, text);
-    }
-    const parameters: unknown[] = [];
-    for (const row of chunk) for (const column of columns) parameters.push(row[column]);
-    await trx.executeQuery(CompiledQuery.raw(text, parameters));
-  }
 }

@@ -1,6 +1,11 @@
 import { sql, type RawBuilder } from 'kysely';
 import type { Db } from '../db/unit-of-work.js';
-import type { TableSpec } from './archive-format.js';
+import type { Row, TableSpec } from './archive-format.js';
+
+/**
+ * Reads of any table of an archive (archive-format.ts's TABLES), with its table and column names
+ * known at run time: the data layer of export and import (eslint.config.js, SQL_HOMES).
+ */
 
 /** Rows a page query reads: keyset pagination, so memory holds one page whatever the table's size. */
 const PAGE_ROWS = 100;
@@ -11,6 +16,7 @@ export const IN_LIST_CHUNK = 1000;
 export type RowFilter = { where: RawBuilder<unknown> } | { column: string; values: readonly string[] };
 
 export const ALL_ROWS: RowFilter = { where: sql`1 = 1` };
+export const NO_ROWS: RowFilter = { where: sql`1 = 0` };
 
 /**
  * The rows of `table` that `filter` selects, page by page in key order (`table.order`,
@@ -43,4 +49,23 @@ async function* readPages(db: Db, table: TableSpec, where: RawBuilder<unknown>):
     const last = rows[rows.length - 1]!;
     after = table.order.map((c) => last[c]);
   }
+}
+
+/** Whether the table has any row. */
+export async function hasRows(db: Db, table: string): Promise<boolean> {
+  const { rows } = await sql`select 1 as one from ${sql.table(table)} limit 1`.execute(db);
+  return rows.length > 0;
+}
+
+/** The `key` columns of the rows whose first key column is one of `values`. */
+export async function keysWhereLeadIn(db: Db, table: string, key: readonly string[], values: readonly unknown[]): Promise<Row[]> {
+  const lead = key[0]!;
+  const found = await sql<Row>`select ${sql.join(key.map((c) => sql.ref(c)))} from ${sql.table(table)} where ${sql.ref(lead)} in (${sql.join(values)})`.execute(db);
+  return found.rows;
+}
+
+/** The distinct values among `values` (at most IN_LIST_CHUNK) that `column` of `table` has. */
+export async function distinctValuesIn(db: Db, table: string, column: string, values: readonly string[]): Promise<string[]> {
+  const { rows } = await sql<{ value: string }>`select distinct ${sql.ref(column)} as value from ${sql.table(table)} where ${sql.ref(column)} in (${sql.join(values)})`.execute(db);
+  return rows.map((row) => row.value);
 }

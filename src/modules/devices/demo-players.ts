@@ -1,5 +1,5 @@
 import type { Store } from '../../db/dialect.js';
-import { listFamilyDevices } from './repository.js';
+import { listFamilyDevices, makeUnregisteredPlayer } from './repository.js';
 import { BROWSER_PLAYER } from './rules.js';
 
 /**
@@ -26,11 +26,6 @@ export async function demoFamilyDeviceIds(store: Store, familyId: string): Promi
 /** Makes the demo's listed devices browser players registered by `userId`; players already made stay as they are. */
 export async function markDemoPlayers(store: Store, userId: string): Promise<void> {
   for (const { deviceId, name } of DEMO_PLAYERS) {
-    await store.db
-      .updateTable('family_devices')
-      .set({ name, device_type: BROWSER_PLAYER, registered_by: userId })
-      .where('device_id', '=', deviceId)
-      .where('device_type', 'is', null)
-      .execute();
+    await makeUnregisteredPlayer(store.db, deviceId, { name, device_type: BROWSER_PLAYER, registered_by: userId });
   }
 }

@@ -47,6 +47,15 @@ export async function updateDevice(
   await db.updateTable('family_devices').set(changes).where('device_id', '=', deviceId).execute();
 }
 
+/** Makes the device a player (its name, type and who registered it) unless it is one already (it has a type). */
+export async function makeUnregisteredPlayer(
+  db: Db,
+  deviceId: string,
+  player: Pick<DeviceRow, 'name' | 'device_type' | 'registered_by'>,
+): Promise<void> {
+  await db.updateTable('family_devices').set(player).where('device_id', '=', deviceId).where('device_type', 'is', null).execute();
+}
+
 export async function deleteDevice(db: Db, deviceId: string): Promise<void> {
   await db.deleteFrom('family_devices').where('device_id', '=', deviceId).execute();
 }

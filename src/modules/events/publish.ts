@@ -1,9 +1,8 @@
 import { EventEmitter } from 'node:events';
-import { sql } from 'kysely';
 import type { StoreDialect } from '../../db/dialect.js';
-import { preparedPerShape } from '../../db/prepared.js';
 import type { Trx } from '../../db/unit-of-work.js';
 import { now } from '../../shared/clock.js';
+import { insertEvent } from './repository.js';
 
 /**
  * Publishing a live event (`GET /user/family/events`, issue 21). Any module calls `publish`
@@ -59,11 +58,8 @@ export interface LiveEvent {
   details?: Record<string, unknown>;
 }
 
-/** The PostgreSQL channel that wakes every instance's streams (delivered at commit). */
-export const EVENTS_CHANNEL = 'cardshelf_events';
-
-/** The lock key that orders publishers (see above). */
-const ORDER_LOCK = 'events:order';
+/** The PostgreSQL channel that wakes every instance's streams (repository.ts notifies it). */
+export { EVENTS_CHANNEL } from './repository.js';
 
 /**
  * This process's publishers: fired after a publishing transaction had the chance to commit, it
@@ -71,33 +67,6 @@ const ORDER_LOCK = 'events:order';
  */
 export const localPublications = new EventEmitter();
 localPublications.setMaxListeners(0);
-
-type EventValues = [family_id: string | null, user_id: string | null, kind: string, at: string, data: string];
-
-/**
- * The log's insert, compiled once per kind of database (db/prepared.ts): every publishing write
- * runs it. On PostgreSQL the one statement also takes the ordering lock before the row gets its
- * id (the row is formed from a subquery that takes it) and queues the notification: one round
- * trip instead of three.
- */
-const insertEvent = preparedPerShape<StoreDialect, EventValues, unknown>(
-  (dialect) => dialect.name,
-  (db, dialect, family_id, user_id, kind, at, data) => {
-    const lock = dialect.lockKeyExpression(ORDER_LOCK);
-    if (!lock) return db.insertInto('live_events').values({ family_id, user_id, kind, at, data });
-    const text = (value: string | null) => sql<string>`cast(${value} as text)`;
-    const ordered = db.selectNoFrom([lock.as('ordered'), sql`pg_notify(${EVENTS_CHANNEL}, '')`.as('woken')]).as('ordered');
-    return db
-      .insertInto('live_events')
-      .columns(['family_id', 'user_id', 'kind', 'at', 'data'])
-      .expression(
-        db
-          .selectFrom(ordered)
-          .select([text(family_id).as('family_id'), text(user_id).as('user_id'), text(kind).as('kind'), text(at).as('at'), text(data).as('data')]),
-      );
-  },
-  5,
-);
 
 export async function publish(trx: Trx, dialect: StoreDialect, event: LiveEvent): Promise<void> {
   const { kind, audience, ids, read, tag, details } = event;

@@ -1,8 +1,43 @@
 import { sql } from 'kysely';
+import type { StoreDialect } from '../../db/dialect.js';
+import { preparedPerShape } from '../../db/prepared.js';
 import type { Db } from '../../db/unit-of-work.js';
 import { FAMILY_CHANGED } from './revocations.js';
 
-/** The log of live events (migration 008): its reads, and its pruning. */
+/** The log of live events (migration 008): its writing (publish.ts), its reads, and its pruning. */
+
+/** The PostgreSQL channel that wakes every instance's streams (delivered at commit). */
+export const EVENTS_CHANNEL = 'cardshelf_events';
+
+/** The lock key that orders publishers (publish.ts says why). */
+const ORDER_LOCK = 'events:order';
+
+type EventValues = [family_id: string | null, user_id: string | null, kind: string, at: string, data: string];
+
+/**
+ * The log's insert, compiled once per kind of database (db/prepared.ts): every publishing write
+ * runs it. On PostgreSQL the one statement also takes the ordering lock before the row gets its
+ * id (the row is formed from a subquery that takes it) and queues the notification: one round
+ * trip instead of three.
+ */
+export const insertEvent = preparedPerShape<StoreDialect, EventValues, unknown>(
+  (dialect) => dialect.name,
+  (db, dialect, family_id, user_id, kind, at, data) => {
+    const lock = dialect.lockKeyExpression(ORDER_LOCK);
+    if (!lock) return db.insertInto('live_events').values({ family_id, user_id, kind, at, data });
+    const text = (value: string | null) => sql<string>`cast(${value} as text)`;
+    const ordered = db.selectNoFrom([lock.as('ordered'), sql`pg_notify(${EVENTS_CHANNEL}, '')`.as('woken')]).as('ordered');
+    return db
+      .insertInto('live_events')
+      .columns(['family_id', 'user_id', 'kind', 'at', 'data'])
+      .expression(
+        db
+          .selectFrom(ordered)
+          .select([text(family_id).as('family_id'), text(user_id).as('user_id'), text(kind).as('kind'), text(at).as('at'), text(data).as('data')]),
+      );
+  },
+  5,
+);
 
 /** One event as a stream sends it: its id, and its JSON (kind, ids, read, tag, ...). */
 export interface LoggedEvent {

@@ -1,5 +1,16 @@
 import type { Store } from '../../db/dialect.js';
 import type { MediaStore } from '../../media-store/media-store.js';
+import {
+  allFamilyImages,
+  allGroupImages,
+  allIconMedia,
+  allObjects,
+  allTranscodeLinks,
+  cardDocsAfter,
+  deleteExpiredUploadUrls,
+  deleteObjectRows,
+  wishlistContentsAfter,
+} from './repository.js';
 
 /** Any SHA-256 in a stored document: a media reference, a cover's mediaUrl, an icon's id. */
 const HASH_IN_TEXT = /[0-9a-f]{64}/g;
@@ -35,29 +46,29 @@ export async function collectMediaGarbage(
 
   // Documents, page by page (a large database is not read whole).
   for (let after = ''; ; ) {
-    const rows = await db.selectFrom('cards').select(['card_id', 'doc']).where('card_id', '>', after).orderBy('card_id').limit(PAGE).execute();
+    const rows = await cardDocsAfter(db, after, PAGE);
     for (const row of rows) note(row.doc);
     if (rows.length < PAGE) break;
     after = rows.at(-1)!.card_id;
   }
   for (let after = ''; ; ) {
-    const rows = await db.selectFrom('wishlists').select(['wishlist_id', 'content']).where('wishlist_id', '>', after).orderBy('wishlist_id').limit(PAGE).execute();
+    const rows = await wishlistContentsAfter(db, after, PAGE);
     for (const row of rows) note(row.content);
     if (rows.length < PAGE) break;
     after = rows.at(-1)!.wishlist_id;
   }
-  for (const row of await db.selectFrom('library_groups').select('image_id').execute()) note(row.image_id);
-  for (const row of await db.selectFrom('display_icons').select('media_id').execute()) used.add(row.media_id);
-  for (const row of await db.selectFrom('family_images').select('image_id').execute()) used.add(row.image_id);
+  for (const imageId of await allGroupImages(db)) note(imageId);
+  for (const mediaId of await allIconMedia(db)) used.add(mediaId);
+  for (const imageId of await allFamilyImages(db)) used.add(imageId);
   // A transcode's source stays while its output is used (a normalised variant is made from it).
-  for (const row of await db.selectFrom('transcodes').select(['source_sha256', 'transcoded_sha256', 'status']).execute()) {
+  for (const row of await allTranscodeLinks(db)) {
     const pending = row.status === 'queued' || row.status === 'running';
     if (pending || (row.transcoded_sha256 && used.has(row.transcoded_sha256))) used.add(row.source_sha256);
   }
 
   const removed: { sha256: string; size: number }[] = [];
   const recorded = new Set<string>();
-  const objects = await db.selectFrom('media_objects').select(['sha256', 'size', 'created_at']).execute();
+  const objects = await allObjects(db);
   for (const object of objects) {
     recorded.add(object.sha256);
     if (used.has(object.sha256) || object.created_at >= cutoff) continue;
@@ -73,20 +84,12 @@ export async function collectMediaGarbage(
   if (!opts.dryRun) {
     for (const { sha256 } of removed) {
       // Rows first: a crash midway leaves a file no row names, which the next run removes.
-      await db.transaction().execute(async (trx) => {
-        await trx.deleteFrom('media_holdings').where('sha256', '=', sha256).execute();
-        await trx
-          .deleteFrom('transcodes')
-          .where((eb) => eb.or([eb('source_sha256', '=', sha256), eb('transcoded_sha256', '=', sha256)]))
-          .execute();
-        await trx.deleteFrom('audio_uploads').where('source_sha256', '=', sha256).execute();
-        await trx.deleteFrom('media_objects').where('sha256', '=', sha256).execute();
-      });
+      await db.transaction().execute((trx) => deleteObjectRows(trx, sha256));
       await mediaStore.remove(sha256);
     }
     staging = await mediaStore.sweepStaging(cutoffMs);
     // Upload URLs handed out and never used, long expired.
-    await db.deleteFrom('audio_uploads').where('state', '=', 'awaiting').where('url_expires_at', '<', cutoff).execute();
+    await deleteExpiredUploadUrls(db, cutoff);
   }
   return { removed, bytes: removed.reduce((n, r) => n + r.size, 0), staging, dryRun: opts.dryRun };
 }

@@ -5,12 +5,15 @@ import type {
   DisplayIconRow,
   FamilyImageRow,
   MediaHoldingsTable,
+  MediaObjectsTable,
   TranscodeRow,
 } from '../../db/database.js';
 import type { StoreDialect } from '../../db/dialect.js';
+import type { Selectable } from 'kysely';
 import { queuedTranscode } from './queries.js';
 
 type Db = Kysely<Database> | Transaction<Database>;
+type MediaObjectRow = Selectable<MediaObjectsTable>;
 
 // ---- stored objects and their holders ----
 
@@ -303,4 +306,52 @@ export async function insertFamilyImage(db: Db, row: FamilyImageRow): Promise<vo
     .values(row)
     .onConflict((oc) => oc.columns(['family_id', 'image_id']).doNothing())
     .execute();
+}
+
+// ---- garbage collection (gc.ts): every row that names stored media, read whole or page by page ----
+
+/** A page of cards' documents in id order, after the id `after`. */
+export async function cardDocsAfter(db: Db, after: string, limit: number): Promise<{ card_id: string; doc: string }[]> {
+  return db.selectFrom('cards').select(['card_id', 'doc']).where('card_id', '>', after).orderBy('card_id').limit(limit).execute();
+}
+
+/** A page of wishlists' contents in id order, after the id `after`. */
+export async function wishlistContentsAfter(db: Db, after: string, limit: number): Promise<{ wishlist_id: string; content: string }[]> {
+  return db.selectFrom('wishlists').select(['wishlist_id', 'content']).where('wishlist_id', '>', after).orderBy('wishlist_id').limit(limit).execute();
+}
+
+export async function allGroupImages(db: Db): Promise<string[]> {
+  return (await db.selectFrom('library_groups').select('image_id').execute()).map((row) => row.image_id);
+}
+
+export async function allIconMedia(db: Db): Promise<string[]> {
+  return (await db.selectFrom('display_icons').select('media_id').execute()).map((row) => row.media_id);
+}
+
+export async function allFamilyImages(db: Db): Promise<string[]> {
+  return (await db.selectFrom('family_images').select('image_id').execute()).map((row) => row.image_id);
+}
+
+export async function allTranscodeLinks(db: Db): Promise<Pick<TranscodeRow, 'source_sha256' | 'transcoded_sha256' | 'status'>[]> {
+  return db.selectFrom('transcodes').select(['source_sha256', 'transcoded_sha256', 'status']).execute();
+}
+
+export async function allObjects(db: Db): Promise<Pick<MediaObjectRow, 'sha256' | 'size' | 'created_at'>[]> {
+  return db.selectFrom('media_objects').select(['sha256', 'size', 'created_at']).execute();
+}
+
+/** Deletes an object's rows: its holdings, the transcodes it is the source or output of, its uploads, the object (in the caller's transaction). */
+export async function deleteObjectRows(trx: Db, sha256: string): Promise<void> {
+  await trx.deleteFrom('media_holdings').where('sha256', '=', sha256).execute();
+  await trx
+    .deleteFrom('transcodes')
+    .where((eb) => eb.or([eb('source_sha256', '=', sha256), eb('transcoded_sha256', '=', sha256)]))
+    .execute();
+  await trx.deleteFrom('audio_uploads').where('source_sha256', '=', sha256).execute();
+  await trx.deleteFrom('media_objects').where('sha256', '=', sha256).execute();
+}
+
+/** Deletes the uploads still awaiting their bytes whose URL expired before `cutoff` (ISO time). */
+export async function deleteExpiredUploadUrls(db: Db, cutoff: string): Promise<void> {
+  await db.deleteFrom('audio_uploads').where('state', '=', 'awaiting').where('url_expires_at', '<', cutoff).execute();
 }
