@@ -1,11 +1,22 @@
 # Cardshelf in three stages: build (TypeScript to dist/, the web app to dist/app), production dependencies
 # (`npm ci --omit=dev` on the built tree), and a slim runtime image running as `node`, not root.
-# The image and its defaults are described in the README, "Container".
-ARG NODE_IMAGE=node:20-bookworm-slim
+# The image and its defaults are described in the README, "Container"; the Node.js line and why, in
+# docs/deploy.md, "Runtime". scripts/ci-node-lts.sh reads both arguments below: CI tests the server on
+# this Node.js line, with better-sqlite3 built against these headers.
+ARG NODE_IMAGE=node:24-bookworm-slim
+# better-sqlite3 12 (held there by Node.js 20, docs/deploy.md) subclasses node::ObjectWrap, whose
+# inline destructor in the headers of Node.js 24.19 and later aborts the process when a statement is
+# collected outside JavaScript (nodejs/node#65446). Built against an earlier 24.x's headers (the same
+# ABI, as its prebuilt binaries are) it runs on every 24.x.
+ARG NODE_ADDON_HEADERS=24.18.1
 
 FROM ${NODE_IMAGE} AS build
+ARG NODE_ADDON_HEADERS
 WORKDIR /app
-# better-sqlite3 compiles its addon when no prebuilt one is at hand.
+# better-sqlite3 compiles its addon, always (a prebuilt one may come from newer headers), against
+# NODE_ADDON_HEADERS (node-gyp's target: it fetches those headers); the deps stage inherits both.
+ENV npm_config_build_from_source=better-sqlite3 \
+    npm_config_target=${NODE_ADDON_HEADERS}
 RUN apt-get update \
  && apt-get install -y --no-install-recommends python3 make g++ \
  && rm -rf /var/lib/apt/lists/*
