@@ -82,7 +82,7 @@ beforeAll(async () => {
     bob = await accounts.add({ email: 'bob@example.com', displayName: 'Bob', password: `${PASSWORD} bob`, userId: newUser('acx-bob') });
     carol = await accounts.add({ email: 'carol@example.com', displayName: 'Carol', password: `${PASSWORD} carol`, userId: newUser('acx-carol') });
     await store.db.insertInto('passkeys').values([passkey('key-bob', bob.userId), passkey('key-carol', carol.userId)]).execute();
-    await addClient(store, { clientId: 'shelf-app', name: 'Shelf', redirectUris: ['https://app.example/callback'] });
+    await addClient(store, { clientId: 'shelf-app', name: 'Shelf', redirectUris: ['https://app.example/callback'] }, 'cardshelf');
     // What must not travel: a session, an invitation, a set-up link, a throttle counter.
     await store.db.insertInto('oauth_records').values({ model: 'Session', id: 'live-session', payload: '{}', grant_id: null, user_code: null, uid: 'u1', expires_at: LATER, account_id: ann.userId, client_id: null }).execute();
     await store.db.insertInto('invitations').values({ secret_hash: 'f'.repeat(64), family_id: 'x', invited_by: ann.userId, created_at: LATER, expires_at: LATER, used_at: null, used_by: null }).execute();

@@ -1,7 +1,10 @@
 import { nanoid } from 'nanoid';
 import type { AccountRow } from '../db/database.js';
 import type { Store } from '../db/dialect.js';
+import { recordRevocations } from '../auth/revocation-repository.js';
+import { accountRevocation, announceRevocations } from '../auth/revocations.js';
 import { MAX_SUBJECT_LENGTH } from '../auth/verifier.js';
+import { endSignInsOf } from '../oauth/grants.js';
 import { checkPassword, hashPassword, MAX_PASSWORD_LENGTH, MIN_PASSWORD_LENGTH } from './passwords.js';
 import * as repo from './repository.js';
 
@@ -62,9 +65,11 @@ export interface AccountService {
   find(emailOrUserId: string): Promise<Account | undefined>;
   /** The account a token's `sub` names, when it may still act (not disabled). */
   active(userId: string): Promise<Account | undefined>;
+  /** Disabling also signs the account out everywhere (`signOutEverywhere`). */
   setDisabled(emailOrUserId: string, disabled: boolean): Promise<Account>;
   /** Takes back an account just made (an invitation lost a race); nothing else refers to it yet. */
   remove(userId: string): Promise<void>;
+  /** Also signs the account out everywhere (`signOutEverywhere`). */
   resetPassword(emailOrUserId: string, password: string): Promise<Account>;
   /**
    * The account these credentials open, or undefined, taking as long whether or not the email has
@@ -82,6 +87,22 @@ export function createAccountService(store: Store): AccountService {
     const row = await rowOf(key);
     if (!row) throw new AccountRefused(`there is no account ${key}`);
     return row;
+  };
+
+  /**
+   * Changes an account and, in the same transaction, ends its sign-ins (grants, refresh tokens,
+   * the engine's browser sessions) and revokes every token of its user id issued before now, on
+   * every instance (src/auth/revocations.ts): after a disable or a password reset, nothing issued
+   * before it still works.
+   */
+  const signOutEverywhere = async (userId: string, fields: Parameters<typeof repo.updateAccount>[2]): Promise<void> => {
+    const rows = [accountRevocation(userId)];
+    await db.transaction().execute(async (trx) => {
+      await repo.updateAccount(trx, userId, fields);
+      await endSignInsOf(trx, userId);
+      await recordRevocations(trx, store.dialect, rows);
+    });
+    announceRevocations(store, rows);
   };
 
   return {
@@ -125,8 +146,10 @@ export function createAccountService(store: Store): AccountService {
     },
     async setDisabled(key, disabled) {
       const row = await existing(key);
-      await repo.updateAccount(db, row.user_id, { disabled: disabled ? 1 : 0, updated_at: new Date().toISOString() });
-      return toAccount({ ...row, disabled: disabled ? 1 : 0 });
+      const fields = { disabled: disabled ? 1 : 0, updated_at: new Date().toISOString() } as const;
+      if (disabled) await signOutEverywhere(row.user_id, fields);
+      else await repo.updateAccount(db, row.user_id, fields);
+      return toAccount({ ...row, disabled: fields.disabled });
     },
     async remove(userId) {
       await repo.deleteAccount(db, userId);
@@ -135,7 +158,7 @@ export function createAccountService(store: Store): AccountService {
       checkNewPassword(password);
       const row = await existing(key);
       const password_hash = await hashPassword(password);
-      await repo.updateAccount(db, row.user_id, { password_hash, updated_at: new Date().toISOString() });
+      await signOutEverywhere(row.user_id, { password_hash, updated_at: new Date().toISOString() });
       return toAccount({ ...row, password_hash });
     },
     async authenticate(email, password) {
