@@ -91,18 +91,19 @@ export function createAccountService(store: Store): AccountService {
 
   /**
    * Changes an account and, in the same transaction, ends its sign-ins (grants, refresh tokens,
-   * the engine's browser sessions) and revokes every token of its user id issued before now, on
-   * every instance (src/auth/revocations.ts): after a disable or a password reset, nothing issued
-   * before it still works.
+   * the engine's browser sessions) and revokes its grants' access tokens and every token of its
+   * user id issued in an earlier second, on every instance (src/auth/revocations.ts): after a
+   * disable or a password reset, nothing issued before it still works.
    */
   const signOutEverywhere = async (userId: string, fields: Parameters<typeof repo.updateAccount>[2]): Promise<void> => {
-    const rows = [accountRevocation(userId)];
-    await db.transaction().execute(async (trx) => {
+    const revoked = await db.transaction().execute(async (trx) => {
       await repo.updateAccount(trx, userId, fields);
-      await endSignInsOf(trx, userId);
-      await recordRevocations(trx, store.dialect, rows);
+      const grants = await endSignInsOf(trx, store, userId);
+      const account = accountRevocation(userId);
+      await recordRevocations(trx, store.dialect, [account]);
+      return [...grants, account];
     });
-    announceRevocations(store, rows);
+    announceRevocations(store, revoked);
   };
 
   return {

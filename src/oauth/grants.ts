@@ -57,12 +57,15 @@ export async function revokeSignedInApp(store: Store, accountId: string, grantId
 /**
  * Ends every sign-in of an account, in the caller's transaction (a disable, a password reset): its
  * grants, refresh tokens, codes and the engine's browser sessions (model `Session`), so that the
- * browser must sign in again. Its access tokens are the caller's to revoke (an account revocation
- * covers them all).
+ * browser must sign in again; the grants' access tokens go on the revocation list. Answers the
+ * revocations to announce after commit.
  */
-export async function endSignInsOf(trx: Trx, accountId: string): Promise<void> {
-  const grants = trx.selectFrom('oauth_records').select('id').where('model', '=', 'Grant').where('account_id', '=', accountId);
-  await trx.deleteFrom('oauth_records').where((eb) => eb.or([eb('account_id', '=', accountId), eb('grant_id', 'in', grants)])).execute();
+export async function endSignInsOf(trx: Trx, store: Store, accountId: string): Promise<Revocation[]> {
+  const grants = await trx.selectFrom('oauth_records').select('id').where('model', '=', 'Grant').where('account_id', '=', accountId).execute();
+  const grantIds = grants.map((g) => g.id);
+  await trx.deleteFrom('oauth_records').where('account_id', '=', accountId).execute();
+  if (grantIds.length > 0) await trx.deleteFrom('oauth_records').where('grant_id', 'in', grantIds).execute();
+  return revokeGrants(trx, store, grantIds);
 }
 
 /** Revocations of the grants `grantIds`, written in the caller's transaction; announce them after commit. */
