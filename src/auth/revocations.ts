@@ -24,15 +24,18 @@ export const LONGEST_ACCESS_TOKEN_SECONDS = 86_400;
 export const GRANT_CLAIM = 'cardshelf_grant';
 
 export interface Revocations {
-  /** Whether a verified token is revoked: map lookups only, on every request. */
+  /**
+   * Whether a verified token is revoked: map lookups only, on every request (and for any other
+   * check of a principal already verified, as a long-lived stream's). A plain function: it may be
+   * passed on unbound.
+   */
   isRevoked(principal: Principal): boolean;
-  /** Reads what other processes revoked since the last read (the poll does it every `pollMs`). */
-  catchUp(): Promise<void>;
+  /** Stops the poll. */
   close(): void;
 }
 
 /** For tokens of an external issuer: nothing here revokes them. */
-export const NO_REVOCATIONS: Revocations = { isRevoked: () => false, catchUp: async () => {}, close: () => {} };
+export const NO_REVOCATIONS: Revocations = { isRevoked: () => false, close: () => {} };
 
 /** A revocation of an engine grant's access tokens, made now. */
 export const grantRevocation = (grantId: string, now = Date.now()): Revocation => ({
@@ -108,7 +111,7 @@ export async function createRevocations(
       await sweepRevocations(store.db, now);
     }
   }
-  // Reads never overlap: a poll that comes while one runs waits for it.
+  // Reads never overlap: a poll that comes while one runs shares it.
   const catchUp = (): Promise<void> => {
     reading ??= read().finally(() => {
       reading = undefined;
@@ -137,7 +140,6 @@ export async function createRevocations(
       // A token without `iat` cannot show it came after.
       return before !== undefined && (issuedAt ?? 0) < before;
     },
-    catchUp,
     close() {
       clearInterval(poll);
       mine.delete(apply);
