@@ -6,6 +6,7 @@ import { createAccountService } from './accounts/service.js';
 import authPlugin from './auth/plugin.js';
 import { principalStandsCheck, type PrincipalStands } from './auth/principal-stands.js';
 import { sharedMediaUrlSecret } from './auth/media-url-secret.js';
+import { createRevocations, NO_REVOCATIONS } from './auth/revocations.js';
 import { createVerifier } from './auth/verifier.js';
 import type { Config } from './config.js';
 import type { Store } from './db/dialect.js';
@@ -77,9 +78,12 @@ export interface AppOptions {
  */
 export async function buildApp(config: Readonly<Config>, opts: AppOptions = {}): Promise<App> {
   const { store, registry, unwatchStatements } = await openMeasuredStore(config, opts);
-  const verifier = await createVerifier(config.auth);
   const app = createFastify(config);
+  // Only the local issuer's tokens are revoked here (an external issuer revokes its own).
+  const revocations = config.auth.mode === 'local' ? await createRevocations(store, { pollMs: config.revocationPollMs, log: app.log }) : NO_REVOCATIONS;
+  const verifier = await createVerifier(config.auth, revocations);
   app.addHook('onClose', async () => {
+    revocations.close();
     unwatchStatements();
     if (!opts.store) await store.db.destroy();
   });
@@ -100,13 +104,13 @@ export async function buildApp(config: Readonly<Config>, opts: AppOptions = {}):
   await app.register(authPlugin, { verifier, playerCredentialStands });
   // The one check of a token that outlives a request (event streams, at each heartbeat).
   const accounts = createAccountService(store);
-  const principalStands = principalStandsCheck({ playerCredentialStands, accountDisabled: (userId) => accounts.isDisabled(userId) });
+  const principalStands = principalStandsCheck({ isRevoked: revocations.isRevoked, playerCredentialStands, accountDisabled: (userId) => accounts.isDisabled(userId) });
   // Entity tags name the data an answer shows and what else shapes it: the release (its
   // rendering) and the URLs answers are built with (signed answers add the signing key's id).
   const tagger = createTagger([RELEASE, config.publicBaseUrl, config.groupImageUrlTemplate]);
   const families = createFamilyService(store, config, tagger);
   // Before the API's own request hooks: the sign-in pages and endpoints answer as OAuth says.
-  await registerSignIn(app, store, config, families);
+  await registerSignIn(app, store, config, { families, verifier });
   registerIdempotency(app, store);
   registerBodyTags(app);
   registerAnswerCache(app, config.answerCacheBytes);

@@ -135,7 +135,7 @@ export async function main(argv: string[]): Promise<number> {
   user.command('list').description('list the accounts on stdout, one a line: user id, email, name, flags').action(run(userList));
   user
     .command('disable')
-    .description('stop an account signing in or refreshing its tokens')
+    .description('stop an account signing in; ends its sign-ins and revokes its tokens on every instance')
     .argument('<account>', 'its email or user id')
     .action(run(async (config, key: string) => userChange(config, (accounts) => accounts.setDisabled(key, true), 'disabled')));
   user
@@ -145,7 +145,7 @@ export async function main(argv: string[]): Promise<number> {
     .action(run(async (config, key: string) => userChange(config, (accounts) => accounts.setDisabled(key, false), 'enabled')));
   user
     .command('reset-password')
-    .description('set a new password; without --password-stdin a random one is made and printed on stderr')
+    .description('set a new password, ending its sign-ins and revoking its tokens; without --password-stdin a random one is made and printed on stderr')
     .argument('<account>', 'its email or user id')
     .option('--password-stdin', 'read the password from stdin (one line)', false)
     .action(run(async (config, key: string, opts: { passwordStdin: boolean }) => {
@@ -162,7 +162,7 @@ export async function main(argv: string[]): Promise<number> {
     .requiredOption('--redirect-uri <uri>', 'an https:// address, or http:// to a loopback address (any port); repeat for more', (uri: string, all: string[]) => [...all, uri], [] as string[])
     .action(run(async (config, clientId: string, opts: { name: string; redirectUri: string[] }) =>
       withClients(config, async (store) => {
-        await addClient(store, { clientId, name: opts.name, redirectUris: opts.redirectUri });
+        await addClient(store, { clientId, name: opts.name, redirectUris: opts.redirectUri }, config.auth.audience);
         err(`client add: ${clientId} (${opts.name}): ${opts.redirectUri.join(' ')}`);
         return EXIT.OK;
       }),

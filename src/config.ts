@@ -3,6 +3,7 @@ import path from 'node:path';
 import { Type, type Static } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
 import type { AuthConfig } from './auth/config.js';
+import { LONGEST_ACCESS_TOKEN_SECONDS } from './auth/revocations.js';
 import type { DatabaseConfig } from './db/config.js';
 import type { MediaStoreConfig } from './media-store/open-media-store.js';
 
@@ -33,15 +34,19 @@ const EnvSchema = Type.Object({
   AUTH_ISSUER: Type.Optional(Type.String({ minLength: 1 })),
   AUTH_AUDIENCE: Type.Optional(Type.String({ minLength: 1 })),
   AUTH_JWKS_URL: Type.Optional(Type.String({ pattern: '^https?://' })),
+  /** External issuer: the `typ` header its access tokens must carry (e.g. `at+jwt`); unset, not checked. */
+  AUTH_TOKEN_TYPE: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
   /** Local issuer: where its signing key lives (default: DATA_DIR/signing-key.json). */
   SIGNING_KEY_FILE: Type.Optional(Type.String({ minLength: 1 })),
   LOCAL_ISSUER: Type.String({ minLength: 1, default: 'urn:cardshelf:local' }),
   LOCAL_AUDIENCE: Type.String({ minLength: 1, default: 'cardshelf' }),
   /** Signing in (the embedded OAuth server; off with AUTH_ISSUER): token lifetimes in seconds. */
-  ACCESS_TOKEN_TTL_SECONDS: Type.Integer({ minimum: 60, maximum: 86_400, default: 14_400 }),
+  ACCESS_TOKEN_TTL_SECONDS: Type.Integer({ minimum: 60, maximum: LONGEST_ACCESS_TOKEN_SECONDS, default: 14_400 }),
   REFRESH_TOKEN_TTL_SECONDS: Type.Integer({ minimum: 3600, default: 7_776_000 }),
   /** How long a rotated refresh token may still be used (concurrent refreshes); after it, a reuse revokes the grant. */
   REFRESH_REUSE_GRACE_SECONDS: Type.Integer({ minimum: 0, maximum: 300, default: 10 }),
+  /** How often (ms) an instance reads the tokens revoked by others (src/auth/revocations.ts). */
+  TOKEN_REVOCATION_POLL_MS: Type.Integer({ minimum: 100, maximum: 60_000, default: 1_000 }),
   /** Who may make an account: nobody but the operator, whoever has an invitation, or anyone. */
   SIGNUP: Type.Union([Type.Literal('closed'), Type.Literal('invite'), Type.Literal('open')], { default: 'invite' }),
   /** Keys of the sign-in cookies, comma-separated, newest first (default: derived from the signing key). */
@@ -162,6 +167,8 @@ export interface Config {
   readyTimeoutMs: number;
   logLevel: string;
   auth: AuthConfig;
+  /** How often (ms) the list of revoked tokens is read for other instances' revocations. */
+  revocationPollMs: number;
   groupImageUrlTemplate: string;
   mediaUrlTemplate: string;
   mediaUrlSecret: string | undefined;
@@ -257,7 +264,7 @@ function fromEnv(env: Env): Config {
   const publicBaseUrl = (env.PUBLIC_BASE_URL ?? `http://localhost:${env.PORT}`).replace(/\/+$/, '');
   const auth: AuthConfig =
     env.AUTH_ISSUER && env.AUTH_AUDIENCE && env.AUTH_JWKS_URL
-      ? { mode: 'oidc', issuer: env.AUTH_ISSUER, audience: env.AUTH_AUDIENCE, jwksUrl: env.AUTH_JWKS_URL }
+      ? { mode: 'oidc', issuer: env.AUTH_ISSUER, audience: env.AUTH_AUDIENCE, jwksUrl: env.AUTH_JWKS_URL, tokenType: env.AUTH_TOKEN_TYPE }
       : {
           mode: 'local',
           issuer: env.LOCAL_ISSUER,
@@ -289,6 +296,7 @@ function fromEnv(env: Env): Config {
     readyTimeoutMs: env.READY_TIMEOUT_MS,
     logLevel: env.LOG_LEVEL,
     auth,
+    revocationPollMs: env.TOKEN_REVOCATION_POLL_MS,
     groupImageUrlTemplate: env.GROUP_IMAGE_URL_TEMPLATE,
     // Unset, signed media URLs point at this server's own media route.
     mediaUrlTemplate: env.MEDIA_URL_TEMPLATE ?? `${publicBaseUrl}/media/files/{hash}`,

@@ -17,6 +17,8 @@ let server: Server;
 let hits = 0;
 let issuerKey: CryptoKey;
 let t: TestApp;
+/** The issuer's settings, its JWKS at the local server. */
+let issuerEnv: Record<string, string>;
 
 beforeAll(async () => {
   const pair = await generateKeyPair('RS256', { extractable: true });
@@ -33,11 +35,8 @@ beforeAll(async () => {
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
-  t = await startTestApp({
-    AUTH_ISSUER: ISSUER,
-    AUTH_AUDIENCE: AUDIENCE,
-    AUTH_JWKS_URL: `http://127.0.0.1:${port}/.well-known/jwks.json`,
-  });
+  issuerEnv = { AUTH_ISSUER: ISSUER, AUTH_AUDIENCE: AUDIENCE, AUTH_JWKS_URL: `http://127.0.0.1:${port}/.well-known/jwks.json` };
+  t = await startTestApp(issuerEnv);
 });
 
 afterAll(async () => {
@@ -45,10 +44,10 @@ afterAll(async () => {
   await new Promise((resolve) => server?.close(resolve));
 });
 
-async function issue(claims: JWTPayload & { scope?: string; permissions?: string[] }, key = issuerKey, kid = KID): Promise<string> {
+async function issue(claims: JWTPayload & { scope?: string; permissions?: string[] }, key = issuerKey, kid = KID, typ = 'JWT'): Promise<string> {
   const now = Math.floor(Date.now() / 1000);
   return new SignJWT({ iss: ISSUER, aud: AUDIENCE, iat: now, exp: now + 600, ...claims })
-    .setProtectedHeader({ alg: 'RS256', kid, typ: 'JWT' })
+    .setProtectedHeader({ alg: 'RS256', kid, typ })
     .sign(key);
 }
 
@@ -144,5 +143,25 @@ describe('an unreachable issuer', () => {
     } finally {
       await u.close();
     }
+  });
+});
+
+describe('the type of an external issuer\'s tokens (AUTH_TOKEN_TYPE)', () => {
+  let typed: TestApp;
+  beforeAll(async () => {
+    typed = await startTestApp({ ...issuerEnv, AUTH_TOKEN_TYPE: 'at+jwt' });
+  });
+  afterAll(async () => typed?.close());
+
+  it.each([
+    ['unset', 'JWT', 200],
+    ['unset', 'at+jwt', 200],
+    ['at+jwt', 'JWT', 401],
+    ['at+jwt', 'at+jwt', 200],
+    ['at+jwt', 'application/at+jwt', 200],
+  ] as const)('AUTH_TOKEN_TYPE %s, a token of typ %s: %i', async (setting, typ, status) => {
+    const token = await issue({ sub: newUser('typed'), scope: 'user:content:view' }, issuerKey, KID, typ);
+    const r = await (setting === 'unset' ? t : typed).call('GET', '/content/mine', { token });
+    expect(r.status, r.raw.body.slice(0, 300)).toBe(status);
   });
 });

@@ -61,6 +61,8 @@ describe(`registered apps on ${testDialect()}`, { timeout: 180_000 }, () => {
       [['client', 'add', 'plain-http', '--name', 'X', '--redirect-uri', 'http://cards.example/callback'], 'https://'],
       [['client', 'add', 'fragment', '--name', 'X', '--redirect-uri', 'https://cards.example/cb#x'], 'fragment'],
       [['client', 'add', 'no-uri', '--name', 'X'], '--redirect-uri'],
+      // An ID token's `aud` is its client id: no app may be named as the API's audience (LOCAL_AUDIENCE).
+      [['client', 'add', 'cardshelf', '--name', 'X', '--redirect-uri', REDIRECT], 'an audience of this API'],
     ] as const) {
       const refused = await cli([...args], deployment.env);
       expect(refused.code, refused.stderr).toBe(2);
@@ -89,6 +91,7 @@ describe(`registered apps on ${testDialect()}`, { timeout: 180_000 }, () => {
     const code = new URL(approved.location!).searchParams.get('code')!;
     const tokens = await tokenRequest(t, { grant_type: 'authorization_code', code, redirect_uri: REDIRECT, client_id: CLIENT, code_verifier: verifier });
     expect(tokens.status, JSON.stringify(tokens.body)).toBe(200);
+    expect((await t.app.inject({ method: 'GET', url: '/user/family', headers: { authorization: `Bearer ${tokens.body.access_token}` } })).statusCode).toBe(200);
 
     // Its loopback redirect on any port (RFC 8252), but no https address it did not register.
     expect((await authorize(new Browser(t), CLIENT, 'http://127.0.0.1:5173/callback')).text).toContain('Sign in');
@@ -101,6 +104,9 @@ describe(`registered apps on ${testDialect()}`, { timeout: 180_000 }, () => {
     const removed = await cli(['client', 'remove', CLIENT], deployment.env);
     expect(removed.code, removed.stderr).toBe(0);
     expect(await tokenRequest(t, { grant_type: 'refresh_token', refresh_token: tokens.body.refresh_token, client_id: CLIENT })).toMatchObject({ status: 400, body: { error: 'invalid_grant' } });
+    // Its access tokens too, once the server read the revocation the command wrote (its poll).
+    const familyStatus = async (): Promise<number> => (await t.app.inject({ method: 'GET', url: '/user/family', headers: { authorization: `Bearer ${tokens.body.access_token}` } })).statusCode;
+    await expect.poll(familyStatus, { timeout: 5000, interval: 100 }).toBe(401);
     expect((await authorize(new Browser(t), CLIENT, REDIRECT)).status).toBe(400);
     expect((await cli(['client', 'remove', CLIENT], deployment.env)).code).toBe(2);
     expect((await cli(['client', 'list'], deployment.env)).stdout).toBe('');

@@ -84,7 +84,9 @@ describe.each([
   beforeAll(async () => {
     database = await createTestDatabase();
     dataDir = await mkdtemp(path.join(tmpdir(), 'cardshelf-statements-'));
-    const config: Readonly<Config> = loadConfig({ DATA_DIR: dataDir, LOG_LEVEL: 'silent', ...database.env, ...env });
+    // The revocation list's poll (src/auth/revocations.ts) runs beside the requests, not in them:
+    // a minute apart, it does not land among a request's statements.
+    const config: Readonly<Config> = loadConfig({ DATA_DIR: dataDir, LOG_LEVEL: 'silent', TOKEN_REVOCATION_POLL_MS: '60000', ...database.env, ...env });
     store = openStore(config.database);
     store.dialect.watchStatements((query) => seen.push(query.sql));
     app = await buildApp(config, { store });

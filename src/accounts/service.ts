@@ -4,7 +4,10 @@ import type { Store } from '../db/dialect.js';
 import { inUnitOfWork } from '../db/unit-of-work.js';
 import { publish } from '../modules/events/publish.js';
 import { ACCOUNT_DISABLED } from '../modules/events/revocations.js';
+import { recordRevocations } from '../auth/revocation-repository.js';
+import { accountRevocation, announceRevocations } from '../auth/revocations.js';
 import { MAX_SUBJECT_LENGTH } from '../auth/verifier.js';
+import { endSignInsOf } from '../oauth/grants.js';
 import { checkPassword, hashPassword, MAX_PASSWORD_LENGTH, MIN_PASSWORD_LENGTH } from './passwords.js';
 import * as repo from './repository.js';
 
@@ -67,10 +70,14 @@ export interface AccountService {
   active(userId: string): Promise<Account | undefined>;
   /** Whether the user id has an account, and it is disabled (a `sub` without an account is not). */
   isDisabled(userId: string): Promise<boolean>;
-  /** Disabling ends the account's event streams on every instance (an event of the log). */
+  /**
+   * Disabling also signs the account out everywhere (`signOutEverywhere`) and ends its event
+   * streams on every instance (an event of the log).
+   */
   setDisabled(emailOrUserId: string, disabled: boolean): Promise<Account>;
   /** Takes back an account just made (an invitation lost a race); nothing else refers to it yet. */
   remove(userId: string): Promise<void>;
+  /** Also signs the account out everywhere (`signOutEverywhere`). */
   resetPassword(emailOrUserId: string, password: string): Promise<Account>;
   /**
    * The account these credentials open, or undefined, taking as long whether or not the email has
@@ -88,6 +95,26 @@ export function createAccountService(store: Store): AccountService {
     const row = await rowOf(key);
     if (!row) throw new AccountRefused(`there is no account ${key}`);
     return row;
+  };
+
+  /**
+   * Changes an account and, in the same transaction, ends its sign-ins (grants, refresh tokens,
+   * the engine's browser sessions) and revokes its grants' access tokens and every token of its
+   * user id issued in an earlier second, on every instance (src/auth/revocations.ts): after a
+   * disable or a password reset, nothing issued before it still works.
+   */
+  const signOutEverywhere = async (userId: string, fields: Parameters<typeof repo.updateAccount>[2], opts: { endStreams?: boolean } = {}): Promise<void> => {
+    const revoked = await inUnitOfWork(store, [], async (trx) => {
+      await repo.updateAccount(trx, userId, fields);
+      const grants = await endSignInsOf(trx, store, userId);
+      const account = accountRevocation(userId);
+      await recordRevocations(trx, store.dialect, [account]);
+      // The command line reaches the servers through the database only: the log tells them. (A
+      // reset needs no event: the streams' heartbeat check sees the revocation.)
+      if (opts.endStreams) await publish(trx, store.dialect, { kind: ACCOUNT_DISABLED, audience: { userId }, ids: { userId } });
+      return [...grants, account];
+    });
+    announceRevocations(store, revoked);
   };
 
   return {
@@ -134,12 +161,10 @@ export function createAccountService(store: Store): AccountService {
     },
     async setDisabled(key, disabled) {
       const row = await existing(key);
-      await inUnitOfWork(store, [], async (trx) => {
-        await repo.updateAccount(trx, row.user_id, { disabled: disabled ? 1 : 0, updated_at: new Date().toISOString() });
-        // The command line reaches the servers through the database only: the log tells them.
-        if (disabled) await publish(trx, store.dialect, { kind: ACCOUNT_DISABLED, audience: { userId: row.user_id }, ids: { userId: row.user_id } });
-      });
-      return toAccount({ ...row, disabled: disabled ? 1 : 0 });
+      const fields = { disabled: disabled ? 1 : 0, updated_at: new Date().toISOString() } as const;
+      if (disabled) await signOutEverywhere(row.user_id, fields, { endStreams: true });
+      else await repo.updateAccount(db, row.user_id, fields);
+      return toAccount({ ...row, disabled: fields.disabled });
     },
     async remove(userId) {
       await repo.deleteAccount(db, userId);
@@ -148,7 +173,7 @@ export function createAccountService(store: Store): AccountService {
       checkNewPassword(password);
       const row = await existing(key);
       const password_hash = await hashPassword(password);
-      await repo.updateAccount(db, row.user_id, { password_hash, updated_at: new Date().toISOString() });
+      await signOutEverywhere(row.user_id, { password_hash, updated_at: new Date().toISOString() });
       return toAccount({ ...row, password_hash });
     },
     async authenticate(email, password) {

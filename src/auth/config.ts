@@ -5,4 +5,5 @@
 export type AuthConfig =
   /** `signInIssuer`: the embedded sign-in server's issuer (the public base URL), which signs with the same key. */
   | { mode: 'local'; issuer: string; audience: string; keyFile: string; signInIssuer: string }
-  | { mode: 'oidc'; issuer: string; audience: string; jwksUrl: string };
+  /** `tokenType`: the `typ` header its access tokens must carry (unset: not checked). */
+  | { mode: 'oidc'; issuer: string; audience: string; jwksUrl: string; tokenType?: string };

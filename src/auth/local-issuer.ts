@@ -86,7 +86,8 @@ export async function mintToken(key: SigningKey, opts: MintOptions): Promise<str
   const jwt = new SignJWT(claims);
   if (opts.jti) jwt.setJti(opts.jti);
   return jwt
-    .setProtectedHeader({ alg: LOCAL_ALG, kid: key.kid, typ: 'JWT' })
+    // An access token (RFC 9068), as the embedded engine's: the API takes no other from it.
+    .setProtectedHeader({ alg: LOCAL_ALG, kid: key.kid, typ: 'at+jwt' })
     .setSubject(opts.sub)
     .setIssuer(opts.issuer)
     .setAudience(opts.audience)

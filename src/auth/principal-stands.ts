@@ -8,6 +8,8 @@ import type { Principal } from './principal.js';
 export type PrincipalStands = (principal: Principal) => Promise<boolean>;
 
 export interface PrincipalChecks {
+  /** The revocation list (src/auth/revocations.ts): its grant, the token, or its account revoked since. */
+  isRevoked: (principal: Principal) => boolean;
   /** A player's credential: its device registered with it, its member in the device's family. */
   playerCredentialStands: (player: NonNullable<Principal['player']>, userId: string) => Promise<boolean>;
   /** Whether the user's account was disabled (a `sub` without an account, an external issuer's, never is). */
@@ -15,7 +17,10 @@ export interface PrincipalChecks {
 }
 
 export function principalStandsCheck(checks: PrincipalChecks): PrincipalStands {
-  return async ({ userId, player }) => {
+  return async (principal) => {
+    const { userId, player } = principal;
+    // In memory, so first: a revoked token costs no read.
+    if (checks.isRevoked(principal)) return false;
     if (player && !(await checks.playerCredentialStands(player, userId))) return false;
     return !(await checks.accountDisabled(userId));
   };

@@ -7,4 +7,8 @@ export interface Principal {
   player?: { deviceId: string; credentialId: string };
   /** When the token expires (ms since the epoch): long-lived answers (event streams) end then. */
   expiresAt?: number;
+  /** What a revocation names (src/auth/revocations.ts): its `jti`, its engine grant, its `iat` (seconds). */
+  tokenId?: string;
+  grantId?: string;
+  issuedAt?: number;
 }

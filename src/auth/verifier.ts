@@ -11,6 +11,7 @@ import { hasLoneSurrogate } from '../shared/text.js';
 import { loadOrCreateSigningKey, LOCAL_ALG } from './local-issuer.js';
 import type { Principal } from './principal.js';
 import { playerOf } from './player-credential.js';
+import { GRANT_CLAIM, NO_REVOCATIONS, type Revocations } from './revocations.js';
 import { scopesOf } from './scopes.js';
 import { TokenCache } from './token-cache.js';
 
@@ -26,13 +27,25 @@ export const PUBLIC_AUDIENCE = 'https://api.yotoplay.com';
 /** Why a token was refused; the message is safe to show to the caller. */
 export class TokenRejected extends Error {}
 
+/** The `typ` header of an access token (RFC 9068); an ID token says `JWT`. */
+export const ACCESS_TOKEN_TYPE = 'at+jwt';
+
+/** A `typ` as RFC 7515 compares it: without case, `application/` implied. */
+const normalType = (typ: unknown): string | undefined =>
+  typeof typ === 'string' ? typ.toLowerCase().replace(/^application\//, '') : undefined;
+
 export interface TokenVerifier {
+  /** The principal of a valid token that is not revoked; TokenRejected otherwise. */
   verify(token: string): Promise<Principal>;
   /** The local issuer's public keys; `null` when an external issuer signs the tokens. */
   readonly jwks: JSONWebKeySet | null;
 }
 
-export async function createVerifier(auth: AuthConfig): Promise<TokenVerifier> {
+/**
+ * `revocations`: what is refused although signed and unexpired (src/auth/revocations.ts); checked
+ * on every call, cache hits included.
+ */
+export async function createVerifier(auth: AuthConfig, revocations: Revocations = NO_REVOCATIONS): Promise<TokenVerifier> {
   let keys: JWTVerifyGetKey;
   let jwks: JSONWebKeySet | null = null;
   let algorithms: string[] | undefined;
@@ -49,8 +62,17 @@ export async function createVerifier(auth: AuthConfig): Promise<TokenVerifier> {
   // the public service's audience is an alias of the local one, as clients ask for it.
   const issuer = auth.mode === 'local' ? [auth.issuer, auth.signInIssuer] : auth.issuer;
   const audience = auth.mode === 'local' ? [auth.audience, PUBLIC_AUDIENCE] : auth.audience;
+  // An external issuer's tokens are type-checked only when AUTH_TOKEN_TYPE says what they carry.
+  const typ = auth.mode === 'oidc' ? auth.tokenType : undefined;
   // An access token without an expiry would be good forever: refuse it like an expired one.
-  const options = { issuer, audience, algorithms, requiredClaims: ['exp'] };
+  const options = { issuer, audience, algorithms, typ, requiredClaims: ['exp'] };
+  /**
+   * The embedded engine signs ID tokens too, with the same key and issuer, and an ID token's `aud`
+   * is its client id: only its access tokens (`typ: at+jwt`) are taken. Tokens of `LOCAL_ISSUER`
+   * (`cardshelf token`, players' credentials) are never ID tokens; those minted before they
+   * carried `at+jwt` keep working, unless that issuer is the engine's too.
+   */
+  const accessTokensOnly = auth.mode === 'local' ? auth.signInIssuer : undefined;
 
   // A signature check costs more than the rest of most requests; clients resend one token.
   const verified = new TokenCache();
@@ -58,31 +80,42 @@ export async function createVerifier(auth: AuthConfig): Promise<TokenVerifier> {
   return {
     jwks,
     async verify(token: string): Promise<Principal> {
-      const known = verified.get(token);
-      if (known) return known;
-      try {
-        const { payload } = await jwtVerify(token, keys, options);
-        if (typeof payload.sub !== 'string' || payload.sub === '') {
-          throw new TokenRejected('token has no subject (sub)');
-        }
-        // A lone surrogate would be stored as U+FFFD: two subjects would become one user.
-        if (payload.sub.length > MAX_SUBJECT_LENGTH || hasLoneSurrogate(payload.sub)) {
-          throw new TokenRejected(`token subject (sub) must be Unicode text of at most ${MAX_SUBJECT_LENGTH} characters`);
-        }
-        const player = playerOf(payload);
-        const principal: Principal = {
-          userId: payload.sub,
-          scopes: scopesOf(payload),
-          ...(payload.exp === undefined ? {} : { expiresAt: payload.exp * 1000 }),
-          ...(player ? { player } : {}),
-        };
-        verified.set(token, principal, payload.exp);
-        return principal;
-      } catch (err) {
-        throw toRejection(err);
-      }
+      const principal = verified.get(token) ?? (await verifySignature(token));
+      if (revocations.isRevoked(principal)) throw new TokenRejected('token has been revoked');
+      return principal;
     },
   };
+
+  async function verifySignature(token: string): Promise<Principal> {
+    try {
+      const { payload, protectedHeader } = await jwtVerify(token, keys, options);
+      if (accessTokensOnly !== undefined && payload.iss === accessTokensOnly && normalType(protectedHeader.typ) !== ACCESS_TOKEN_TYPE) {
+        throw new TokenRejected(`token is not an access token (its typ must be ${ACCESS_TOKEN_TYPE})`);
+      }
+      if (typeof payload.sub !== 'string' || payload.sub === '') {
+        throw new TokenRejected('token has no subject (sub)');
+      }
+      // A lone surrogate would be stored as U+FFFD: two subjects would become one user.
+      if (payload.sub.length > MAX_SUBJECT_LENGTH || hasLoneSurrogate(payload.sub)) {
+        throw new TokenRejected(`token subject (sub) must be Unicode text of at most ${MAX_SUBJECT_LENGTH} characters`);
+      }
+      const player = playerOf(payload);
+      const grantId = payload[GRANT_CLAIM];
+      const principal: Principal = {
+        userId: payload.sub,
+        scopes: scopesOf(payload),
+        ...(payload.exp === undefined ? {} : { expiresAt: payload.exp * 1000 }),
+        ...(player ? { player } : {}),
+        ...(typeof payload.jti === 'string' ? { tokenId: payload.jti } : {}),
+        ...(typeof grantId === 'string' ? { grantId } : {}),
+        ...(typeof payload.iat === 'number' ? { issuedAt: payload.iat } : {}),
+      };
+      verified.set(token, principal, payload.exp);
+      return principal;
+    } catch (err) {
+      throw toRejection(err);
+    }
+  }
 }
 
 /** jose's errors become one of ours here, with a message fit for the caller. */

@@ -32,6 +32,7 @@ export interface Database {
   setup_links: SetupLinksTable;
   passkeys: PasskeysTable;
   passkey_challenges: PasskeyChallengesTable;
+  token_revocations: TokenRevocationsTable;
 }
 
 /** 0 or 1: booleans stored portably. */
@@ -339,4 +340,14 @@ export interface PasskeyChallengesTable {
   purpose: string;
   subject: string;
   expires_at: string;
+}
+
+/** Migration 011: see auth/revocations.ts. */
+export interface TokenRevocationsTable {
+  /** PostgreSQL hands a bigint back as a string. */
+  id: Generated<number | string>;
+  kind: 'grant' | 'token' | 'account';
+  subject: string;
+  revoked_at: string;
+  expires_at: string | null;
 }

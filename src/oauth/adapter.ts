@@ -1,4 +1,6 @@
 import type { Adapter, AdapterPayload } from 'oidc-provider';
+import { recordRevocationsNow } from '../auth/revocation-repository.js';
+import { announceRevocations, grantRevocation } from '../auth/revocations.js';
 import type { Store } from '../db/dialect.js';
 
 /**
@@ -97,7 +99,16 @@ export function createAdapter(store: Store, unknownClient: UnknownClient, opts: 
       await db.deleteFrom('oauth_records').where('model', '=', this.model).where('id', '=', id).execute();
     }
 
+    /**
+     * The engine revokes a grant (a code replayed, a refresh token reused or revoked) model by
+     * model; its access tokens are not stored: the grant goes on the revocation list instead.
+     */
     async revokeByGrantId(grantId: string): Promise<void> {
+      if (this.model === 'AccessToken') {
+        const row = grantRevocation(grantId);
+        await recordRevocationsNow(store, [row]);
+        announceRevocations(store, [row]);
+      }
       await db.deleteFrom('oauth_records').where('grant_id', '=', grantId).execute();
     }
   };

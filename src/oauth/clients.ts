@@ -1,5 +1,7 @@
+import { announceRevocations } from '../auth/revocations.js';
 import type { Store } from '../db/dialect.js';
-import { DEVICE_GRANT } from './shims.js';
+import { revokeGrants } from './grants.js';
+import { DEVICE_GRANT, reservedClientIds } from './shims.js';
 
 /**
  * Registered apps (`cardshelf client add|list|remove`): public clients (no secret, PKCE
@@ -41,8 +43,11 @@ function metadataOf(client: RegisteredClient): Record<string, unknown> {
  * at sign-in is refused here instead. Redirects are https, or http to a loopback address: the
  * sign-in pages' Content-Security-Policy lets a form lead nowhere else.
  */
-async function validate(client: RegisteredClient): Promise<void> {
+async function validate(client: RegisteredClient, audience: string): Promise<void> {
   if (!CLIENT_ID.test(client.clientId)) throw new ClientRefused('a client id is 1 to 128 characters of [A-Za-z0-9._~-]');
+  if (reservedClientIds(audience).has(client.clientId)) {
+    throw new ClientRefused(`a client id cannot be ${client.clientId}: it is an audience of this API's tokens (an app's ID tokens would name it)`);
+  }
   if (client.name.trim() === '' || client.name.length > 200) throw new ClientRefused('a client name is 1 to 200 characters');
   if (client.redirectUris.length === 0) throw new ClientRefused('give at least one --redirect-uri');
   for (const uri of client.redirectUris) {
@@ -63,8 +68,9 @@ async function validate(client: RegisteredClient): Promise<void> {
   }
 }
 
-export async function addClient(store: Store, client: RegisteredClient): Promise<void> {
-  await validate(client);
+/** `audience`: LOCAL_AUDIENCE, which no client id may equal (nor the public audience). */
+export async function addClient(store: Store, client: RegisteredClient, audience: string): Promise<void> {
+  await validate(client, audience);
   const result = await store.db
     .insertInto('oauth_records')
     .values({ model: CLIENT_MODEL, id: client.clientId, payload: JSON.stringify(metadataOf(client)), grant_id: null, user_code: null, uid: null, expires_at: null })
@@ -82,15 +88,18 @@ export async function listClients(store: Store): Promise<RegisteredClient[]> {
 }
 
 /**
- * Removes a registered app and ends its sign-ins: its grants, codes and refresh tokens go with it
- * (access tokens already given work until they expire). The id may still be used afterwards, as
- * any unregistered app's.
+ * Removes a registered app and ends its sign-ins: its grants, codes and refresh tokens go with it,
+ * and its access tokens go on the revocation list (src/auth/revocations.ts). The id may still be
+ * used afterwards, as any unregistered app's.
  */
 export async function removeClient(store: Store, clientId: string): Promise<boolean> {
-  return store.db.transaction().execute(async (trx) => {
+  const revoked = await store.db.transaction().execute(async (trx) => {
     const removed = await trx.deleteFrom('oauth_records').where('model', '=', CLIENT_MODEL).where('id', '=', clientId).executeTakeFirst();
-    if (removed.numDeletedRows === 0n) return false;
+    if (removed.numDeletedRows === 0n) return undefined;
+    const grants = await trx.selectFrom('oauth_records').select('id').where('model', '=', 'Grant').where('client_id', '=', clientId).execute();
     await trx.deleteFrom('oauth_records').where('client_id', '=', clientId).execute();
-    return true;
+    return revokeGrants(trx, store, grants.map((g) => g.id));
   });
+  if (revoked) announceRevocations(store, revoked);
+  return revoked !== undefined;
 }

@@ -1,4 +1,7 @@
+import { recordRevocations, type Revocation } from '../auth/revocation-repository.js';
+import { announceRevocations, grantRevocation } from '../auth/revocations.js';
 import type { Store } from '../db/dialect.js';
+import type { Trx } from '../db/unit-of-work.js';
 
 /** An app an account has signed in to: one grant of the engine (oidc-provider). */
 export interface SignedInApp {
@@ -37,15 +40,37 @@ export async function signedInApps(store: Store, accountId: string): Promise<Sig
 
 /**
  * Signs an app out: its grant and everything issued under it (refresh tokens, codes) are removed
- * at once, so its next refresh fails. Access tokens already given are JWTs checked without the
- * database: they work until they expire (ACCESS_TOKEN_TTL_SECONDS). Only the account's own
- * grants: false when `grantId` is not one of them.
+ * at once, so its next refresh fails, and its access tokens go on the revocation list
+ * (src/auth/revocations.ts). Only the account's own grants: false when `grantId` is not one of them.
  */
 export async function revokeSignedInApp(store: Store, accountId: string, grantId: string): Promise<boolean> {
-  return store.db.transaction().execute(async (trx) => {
+  const revoked = await store.db.transaction().execute(async (trx) => {
     const removed = await trx.deleteFrom('oauth_records').where('model', '=', 'Grant').where('id', '=', grantId).where('account_id', '=', accountId).executeTakeFirst();
-    if (removed.numDeletedRows === 0n) return false;
+    if (removed.numDeletedRows === 0n) return [];
     await trx.deleteFrom('oauth_records').where('grant_id', '=', grantId).execute();
-    return true;
+    return revokeGrants(trx, store, [grantId]);
   });
+  announceRevocations(store, revoked);
+  return revoked.length > 0;
+}
+
+/**
+ * Ends every sign-in of an account, in the caller's transaction (a disable, a password reset): its
+ * grants, refresh tokens, codes and the engine's browser sessions (model `Session`), so that the
+ * browser must sign in again; the grants' access tokens go on the revocation list. Answers the
+ * revocations to announce after commit.
+ */
+export async function endSignInsOf(trx: Trx, store: Store, accountId: string): Promise<Revocation[]> {
+  const grants = await trx.selectFrom('oauth_records').select('id').where('model', '=', 'Grant').where('account_id', '=', accountId).execute();
+  const grantIds = grants.map((g) => g.id);
+  await trx.deleteFrom('oauth_records').where('account_id', '=', accountId).execute();
+  if (grantIds.length > 0) await trx.deleteFrom('oauth_records').where('grant_id', 'in', grantIds).execute();
+  return revokeGrants(trx, store, grantIds);
+}
+
+/** Revocations of the grants `grantIds`, written in the caller's transaction; announce them after commit. */
+export async function revokeGrants(trx: Trx, store: Store, grantIds: readonly string[]): Promise<Revocation[]> {
+  const rows = grantIds.map((id) => grantRevocation(id));
+  await recordRevocations(trx, store.dialect, rows);
+  return rows;
 }

@@ -298,12 +298,13 @@ export async function registerSignIn(
   app: FastifyInstance,
   store: Store,
   config: Readonly<Config>,
-  families: SignInPluginOptions['families'],
+  { families, verifier }: Pick<SignInPluginOptions, 'families' | 'verifier'>,
 ): Promise<void> {
   if (config.auth.mode !== 'local') return;
   await app.register(signInPlugin, {
     store,
     families,
+    verifier,
     accounts: createAccountService(store),
     keyFile: config.auth.keyFile,
     issuer: config.publicBaseUrl,

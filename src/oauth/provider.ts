@@ -4,6 +4,7 @@ import type { Configuration, KoaContextWithOIDC, Provider } from 'oidc-provider'
 import type { AccountService } from '../accounts/service.js';
 import type { SigningKey } from '../auth/local-issuer.js';
 import { LOCAL_ALG } from '../auth/local-issuer.js';
+import type { TokenVerifier } from '../auth/verifier.js';
 import type { Store } from '../db/dialect.js';
 import { createAdapter } from './adapter.js';
 import { codeConfirmPage, codeEntryPage, messagePage } from './pages.js';
@@ -17,7 +18,9 @@ import {
   devicePolling,
   builtInOrUnregistered,
   isUnregistered,
+  reservedClientIds,
 } from './shims.js';
+import { accessTokenRevocation, grantInAccessToken } from './token-revocation.js';
 
 /** The paths the public clients call (DECISIONS.md, "Signing in"), on Cardshelf's own base URL. */
 export const OAUTH_ROUTES = {
@@ -46,6 +49,8 @@ export interface SignInOptions {
   /** How long a rotated refresh token may still be used (src/oauth/adapter.ts, refresh reuse). */
   refreshReuseGraceSeconds: number;
   cookieKeys: string[] | undefined;
+  /** The API's token check: /oauth/revoke verifies the access tokens it is given with it. */
+  verifier: TokenVerifier;
   /** Counts a wrong or expired code entered at /activate, against the address it came from. */
   wrongCodeEntered: (req: IncomingMessage) => Promise<void>;
 }
@@ -80,7 +85,7 @@ export async function createSignInProvider(opts: SignInOptions, privateJwk: Reco
   } as const;
 
   const configuration: Configuration = {
-    adapter: createAdapter(opts.store, builtInOrUnregistered(opts.issuer), { refreshReuseGraceMs: opts.refreshReuseGraceSeconds * 1000 }),
+    adapter: createAdapter(opts.store, builtInOrUnregistered(opts.issuer, reservedClientIds(opts.audience)), { refreshReuseGraceMs: opts.refreshReuseGraceSeconds * 1000 }),
     async findAccount(_ctx, sub) {
       const account = await opts.accounts.active(sub);
       if (!account) return undefined;
@@ -138,7 +143,14 @@ export async function createSignInProvider(opts: SignInOptions, privateJwk: Reco
         },
       },
     },
-    formats: { customizers: { jwt: apiScopesInAccessToken } },
+    formats: {
+      customizers: {
+        jwt(ctx, token, jwt) {
+          apiScopesInAccessToken(ctx, token, jwt);
+          grantInAccessToken(ctx, token, jwt);
+        },
+      },
+    },
     ttl: {
       AccessToken: opts.accessTokenTtlSeconds,
       AuthorizationCode: 60,
@@ -169,6 +181,7 @@ export async function createSignInProvider(opts: SignInOptions, privateJwk: Reco
       await next();
     });
   }
+  provider.use(accessTokenRevocation(opts.store, opts.verifier, OAUTH_ROUTES.revocation) as never);
   provider.use(devicePolling(opts.store, { token: OAUTH_ROUTES.token, deviceAuthorization: OAUTH_ROUTES.device_authorization }) as never);
   return { provider, cookieKeys: keys };
 }

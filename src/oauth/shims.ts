@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto';
 import type { AdapterPayload, KoaContextWithOIDC, Provider } from 'oidc-provider';
 import type { Store } from '../db/dialect.js';
-export { PUBLIC_AUDIENCE } from '../auth/verifier.js';
+import { PUBLIC_AUDIENCE } from '../auth/verifier.js';
+export { PUBLIC_AUDIENCE };
 
 /**
  * Where Cardshelf's sign-in departs from what the engine (oidc-provider) does by itself, each for
@@ -56,11 +57,20 @@ export function webAppClient(issuer: string): AdapterPayload {
   };
 }
 
-/** Registered rows first (the adapter), then the web app's built-in client, then any other id as unregistered. */
+/**
+ * Client ids no app may have: the audiences the API accepts (LOCAL_AUDIENCE and the public one).
+ * An ID token's `aud` is its client's id, so such a client's ID tokens would name the API.
+ */
+export const reservedClientIds = (audience: string): ReadonlySet<string> => new Set([audience, PUBLIC_AUDIENCE]);
+
+/**
+ * Registered rows first (the adapter), then the web app's built-in client, then any other id as
+ * unregistered, but a reserved one (refused: the engine answers `invalid_client`).
+ */
 export const builtInOrUnregistered =
-  (issuer: string) =>
+  (issuer: string, reserved: ReadonlySet<string>) =>
   (clientId: string): AdapterPayload | undefined =>
-    clientId === WEB_APP_CLIENT_ID ? webAppClient(issuer) : unregisteredPublicClient(clientId);
+    clientId === WEB_APP_CLIENT_ID ? webAppClient(issuer) : reserved.has(clientId) ? undefined : unregisteredPublicClient(clientId);
 
 export const isUnregistered = (client: { [key: string]: unknown } | undefined): boolean => client?.[UNREGISTERED] === true;
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { webAppPolicy } from '../../src/http/security-headers.js';
-import { builtInOrUnregistered, WEB_APP_CLIENT_ID } from '../../src/oauth/shims.js';
+import { builtInOrUnregistered, reservedClientIds, WEB_APP_CLIENT_ID } from '../../src/oauth/shims.js';
 import { formatDuration, formatSize, naturalOrder } from '../../web/src/format.js';
 import { numberedTitles } from '../../web/src/numbering.js';
 import { cardsBytes } from '../../web/src/storage.js';
@@ -84,10 +84,13 @@ describe("the web app's rules, one at a time", () => {
     expect(Object.values(policy).flat().join(' ')).not.toMatch(/unsafe/);
   });
 
-  it('the built-in client comes back to its own callback only, on the base URL; other ids stay unregistered', () => {
-    const client = builtInOrUnregistered('https://shelf.example/')(WEB_APP_CLIENT_ID)!;
+  it('the built-in client comes back to its own callback only, on the base URL; other ids stay unregistered, but the reserved', () => {
+    const reserved = reservedClientIds('cardshelf');
+    const client = builtInOrUnregistered('https://shelf.example/', reserved)(WEB_APP_CLIENT_ID)!;
     expect(client).toMatchObject({ client_id: 'cardshelf-web', token_endpoint_auth_method: 'none', redirect_uris: ['https://shelf.example/app/callback'] });
     expect(client.grant_types).not.toContain('urn:ietf:params:oauth:grant-type:device_code');
-    expect(builtInOrUnregistered('https://shelf.example')('other-app')).toMatchObject({ cardshelf_unregistered: true });
+    expect(builtInOrUnregistered('https://shelf.example', reserved)('other-app')).toMatchObject({ cardshelf_unregistered: true });
+    expect(builtInOrUnregistered('https://shelf.example', reserved)('cardshelf')).toBeUndefined();
+    expect(builtInOrUnregistered('https://shelf.example', reserved)('https://api.yotoplay.com')).toBeUndefined();
   });
 });
