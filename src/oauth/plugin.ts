@@ -17,10 +17,10 @@ import { AppError } from '../shared/errors.js';
 import { readPrivateJwk, loadOrCreateSigningKey } from '../auth/local-issuer.js';
 import type { Store } from '../db/dialect.js';
 import { sweepExpired } from './adapter.js';
-import { approvePage, messagePage, PAGE_CSP, signInPage, type ClientShown } from './pages.js';
+import { approvePage, messagePage, PAGE_CSP, signInPage } from './pages.js';
 import { serveSignInScripts } from './passkey-scripts.js';
 import { createSignInProvider, INTERACTION_PATH, OAUTH_ROUTES, type SignInOptions } from './provider.js';
-import { isUnregistered } from './shims.js';
+import { clientShown } from './shims.js';
 
 /** How often expired codes, tokens and sessions are removed. */
 const SWEEP_EVERY_MS = 10 * 60 * 1000;
@@ -38,6 +38,14 @@ const ENGINE_PATHS = [
   OAUTH_ROUTES.revocation,
   OAUTH_ROUTES.userinfo,
 ];
+
+/** The request's URL with the path of its route (`:name` parameters filled in) and the query as sent. */
+function routePath(request: FastifyRequest): string {
+  const params = request.params as Record<string, string>;
+  const path = request.routeOptions.url!.replace(/:(\w+)/g, (_, name: string) => encodeURIComponent(params[name] ?? ''));
+  const query = request.raw.url!.indexOf('?');
+  return query === -1 ? path : path + request.raw.url!.slice(query);
+}
 
 export interface SignInPluginOptions extends Omit<SignInOptions, 'key' | 'wrongCodeEntered'> {
   keyFile: string;
@@ -63,10 +71,14 @@ export async function signInPlugin(app: FastifyInstance, opts: SignInPluginOptio
   const { provider, cookieKeys } = await createSignInProvider({ ...opts, key, wrongCodeEntered }, await readPrivateJwk(opts.keyFile));
   const engine = provider.callback();
 
-  /** Refuses what comes too often from this address (src/accounts/throttle.ts); true when it did. */
+  /**
+   * Refuses what comes too often from this address (src/accounts/throttle.ts); true when it did.
+   * Keyed on the route the request matched, not on its URL: the router also matches other
+   * spellings of a path (a trailing or doubled slash, percent-encoded letters).
+   */
   async function throttled(request: FastifyRequest, reply: FastifyReply): Promise<boolean> {
-    const path = request.url.split('?')[0];
-    if (request.method === 'POST' && path === OAUTH_ROUTES.device_authorization) {
+    const route = request.routeOptions.url;
+    if (request.method === 'POST' && route === OAUTH_ROUTES.device_authorization) {
       const wait = await throttle.take([{ rule: 'deviceCode', subject: request.ip }]);
       if (wait === 0) return false;
       // In the OAuth error shape the clients read, with the code the public service uses.
@@ -78,7 +90,7 @@ export async function signInPlugin(app: FastifyInstance, opts: SignInPluginOptio
       return true;
     }
     const entersCode = request.method === 'POST' || (request.query as Record<string, unknown>).user_code !== undefined;
-    if (path === OAUTH_ROUTES.code_verification && entersCode) {
+    if (route === OAUTH_ROUTES.code_verification && entersCode) {
       const wait = await throttle.waitSeconds(codeEntryFrom(request.ip));
       if (wait === 0) return false;
       reply
@@ -96,6 +108,9 @@ export async function signInPlugin(app: FastifyInstance, opts: SignInPluginOptio
   const handOver = async (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | undefined> => {
     if (await throttled(request, reply)) return reply;
     addresses.set(request.raw, request.ip);
+    // The engine routes on the URL itself: it gets the path of the route that was matched (and
+    // throttled), whatever spelling of it was sent.
+    request.raw.url = routePath(request);
     reply.hijack();
     // What the app's hooks set so far (CORS, the request id) goes out with the engine's answer.
     for (const [name, value] of Object.entries(reply.getHeaders())) if (value !== undefined) reply.raw.setHeader(name, value);
@@ -193,13 +208,9 @@ async function interactionPages(app: FastifyInstance, opts: PagesOptions): Promi
     if (!found || found.uid !== request.params.uid) {
       throw new AppError('bad-request', 'this sign-in has expired or was started in another browser; start again from the app');
     }
-    const client = await provider.Client.find(String(found.params.client_id));
-    const shown: ClientShown = {
-      clientId: String(found.params.client_id),
-      name: client?.clientName,
-      unverified: !client || isUnregistered(client),
-    };
-    return { interaction: found, client: shown };
+    const clientId = String(found.params.client_id);
+    const client = await provider.Client.find(clientId);
+    return { interaction: found, client: clientShown(clientId, client, found.deviceCode !== undefined) };
   }
 
   const action = (uid: string, step: 'login' | 'confirm' | 'passkey' | 'passkey/options'): string => `${INTERACTION_PATH}/${encodeURIComponent(uid)}/${step}`;

@@ -16,7 +16,7 @@ import {
   apiScopesInAccessToken,
   devicePolling,
   builtInOrUnregistered,
-  isUnregistered,
+  clientShown,
 } from './shims.js';
 
 /** The paths the public clients call (DECISIONS.md, "Signing in"), on Cardshelf's own base URL. */
@@ -60,6 +60,24 @@ function cookieKeys(opts: SignInOptions, privateJwkD: string): string[] {
 }
 
 /**
+ * The engine builds the URLs it prints (discovery's endpoints and `jwks_uri`, `verification_uri`,
+ * the code form's action) from its request's origin: every request it serves reports the public
+ * base URL's, whatever its Host, X-Forwarded-Host or X-Forwarded-Proto say. Behind a proxy that
+ * ends TLS, the connection here is plain HTTP, and yet the request is `secure` when the public
+ * address is https: the engine's cookies are then sent Secure.
+ */
+function atPublicOrigin(provider: Provider, issuer: string): void {
+  const { protocol, host } = new URL(issuer);
+  Object.defineProperties(provider.app.request, {
+    protocol: { get: () => protocol.slice(0, -1) },
+    host: { get: () => host },
+  });
+}
+
+/** The request's sign-in session was made by this request and has not been stored (its `exp` comes with storing). */
+const sessionNeverSaved = (ctx: KoaContextWithOIDC): boolean => typeof (ctx.oidc.session as { exp?: unknown } | undefined)?.exp !== 'number';
+
+/**
  * The OAuth 2.0 / OpenID Connect engine (oidc-provider), configured for Cardshelf: accounts from
  * src/accounts, storage in the app's database, the instance's signing key, the grants the public
  * clients use (device code, authorization code with PKCE, refresh with rotation) and revocation.
@@ -80,7 +98,10 @@ export async function createSignInProvider(opts: SignInOptions, privateJwk: Reco
   } as const;
 
   const configuration: Configuration = {
-    adapter: createAdapter(opts.store, builtInOrUnregistered(opts.issuer), { refreshReuseGraceMs: opts.refreshReuseGraceSeconds * 1000 }),
+    adapter: createAdapter(opts.store, builtInOrUnregistered(opts.issuer), {
+      refreshReuseGraceMs: opts.refreshReuseGraceSeconds * 1000,
+      refuseUnstorable: () => new errors.InvalidRequest('a parameter contains the NUL character (U+0000)'),
+    }),
     async findAccount(_ctx, sub) {
       const account = await opts.accounts.active(sub);
       if (!account) return undefined;
@@ -115,13 +136,23 @@ export async function createSignInProvider(opts: SignInOptions, privateJwk: Reco
         charset: 'base-20',
         mask: '****-****',
         async userCodeInputSource(ctx, form, _out, err) {
+          if (err !== undefined && sessionNeverSaved(ctx)) {
+            // A code posted with no sign-in session behind it (no cookie, or one whose session
+            // ended): the form's check value cannot match, and the form shown again could not work
+            // either (its session cookie is no longer set). The engine would go on to persist a
+            // session it never saved, and fail with a 500.
+            (ctx.oidc.session as unknown as { touched: boolean }).touched = false;
+            ctx.status = 400;
+            ctx.body = messagePage('This page has expired', 'Open the address the device shows again, and enter its code there.');
+            return;
+          }
           const wrong = err !== undefined && err.name !== 'AbortedError';
           if (wrong) await opts.wrongCodeEntered(ctx.req);
           const message = err ? (wrong ? 'That code is not right, or it has expired. Try again.' : 'The sign-in was cancelled.') : undefined;
           ctx.body = codeEntryPage(form, message);
         },
         async userCodeConfirmSource(ctx, form, client, _deviceInfo, userCode) {
-          ctx.body = codeConfirmPage(form, { clientId: client.clientId, name: client.clientName, unverified: isUnregistered(client) }, userCode);
+          ctx.body = codeConfirmPage(form, clientShown(client.clientId, client, true), userCode);
         },
         async successSource(ctx) {
           ctx.body = messagePage('Device connected', 'You are signed in on the device. You can close this page.');
@@ -160,15 +191,8 @@ export async function createSignInProvider(opts: SignInOptions, privateJwk: Reco
   };
 
   const provider = new ProviderClass(opts.issuer, configuration);
+  atPublicOrigin(provider, opts.issuer);
   allowLoopbackRedirects(provider);
-  if (secure) {
-    // Behind a proxy that ends TLS, the connection here is plain HTTP; the cookies are for the
-    // public address, which is HTTPS (PUBLIC_BASE_URL), so they are sent Secure all the same.
-    provider.use(async (ctx: KoaContextWithOIDC, next) => {
-      ctx.cookies.secure = true;
-      await next();
-    });
-  }
   provider.use(devicePolling(opts.store, { token: OAUTH_ROUTES.token, deviceAuthorization: OAUTH_ROUTES.device_authorization }) as never);
   return { provider, cookieKeys: keys };
 }
