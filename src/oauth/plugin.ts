@@ -25,26 +25,35 @@ import { clientShown } from './shims.js';
 /** How often expired codes, tokens and sessions are removed. */
 const SWEEP_EVERY_MS = 10 * 60 * 1000;
 
-/** The engine's paths, each answered by the engine itself (the JWKS excepted: the app serves it). */
-const ENGINE_PATHS = [
-  '/.well-known/openid-configuration',
-  '/.well-known/oauth-authorization-server',
-  OAUTH_ROUTES.authorization,
-  `${OAUTH_ROUTES.authorization}/:uid`,
-  OAUTH_ROUTES.token,
-  OAUTH_ROUTES.device_authorization,
-  OAUTH_ROUTES.code_verification,
-  `${OAUTH_ROUTES.code_verification}/:uid`,
-  OAUTH_ROUTES.revocation,
-  OAUTH_ROUTES.userinfo,
+/**
+ * The engine's routes, each answered by the engine itself (the JWKS excepted: the app serves it),
+ * with the methods it serves there: any other gets the app's 405, not the engine's bare 404.
+ */
+const ENGINE_ROUTES: [('GET' | 'POST')[], string][] = [
+  [['GET'], '/.well-known/openid-configuration'],
+  [['GET'], '/.well-known/oauth-authorization-server'],
+  [['GET'], OAUTH_ROUTES.authorization],
+  [['GET'], `${OAUTH_ROUTES.authorization}/:uid`],
+  [['POST'], OAUTH_ROUTES.token],
+  [['POST'], OAUTH_ROUTES.device_authorization],
+  [['GET', 'POST'], OAUTH_ROUTES.code_verification],
+  [['GET'], `${OAUTH_ROUTES.code_verification}/:uid`],
+  [['POST'], OAUTH_ROUTES.revocation],
+  [['GET', 'POST'], OAUTH_ROUTES.userinfo],
 ];
 
-/** The request's URL with the path of its route (`:name` parameters filled in) and the query as sent. */
+/**
+ * The request's URL with the path of its route (`:name` parameters filled in) and the query as
+ * sent. The engine's resume URLs (`/:uid`), which it makes itself, carry no query: one sent there
+ * is dropped, since the engine takes it for the request's parameters when the resume fails, and
+ * then fails itself (`?client_id=` of a known app answered 500).
+ */
 function routePath(request: FastifyRequest): string {
+  const route = request.routeOptions.url!;
   const params = request.params as Record<string, string>;
-  const path = request.routeOptions.url!.replace(/:(\w+)/g, (_, name: string) => encodeURIComponent(params[name] ?? ''));
+  const path = route.replace(/:(\w+)/g, (_, name: string) => encodeURIComponent(params[name] ?? ''));
   const query = request.raw.url!.indexOf('?');
-  return query === -1 ? path : path + request.raw.url!.slice(query);
+  return query === -1 || route.includes('/:') ? path : path + request.raw.url!.slice(query);
 }
 
 export interface SignInPluginOptions extends Omit<SignInOptions, 'key' | 'wrongCodeEntered'> {
@@ -118,9 +127,9 @@ export async function signInPlugin(app: FastifyInstance, opts: SignInPluginOptio
     void engine(request.raw, reply.raw);
     return undefined;
   };
-  for (const url of ENGINE_PATHS) {
+  for (const [method, url] of ENGINE_ROUTES) {
     app.route({
-      method: ['GET', 'POST'],
+      method,
       url,
       schema: { hide: true },
       onRequest: handOver,
