@@ -68,7 +68,8 @@ function cookieKeys(opts: SignInOptions, privateJwkD: string): string[] {
  */
 function atPublicOrigin(provider: Provider, issuer: string): void {
   const { protocol, host } = new URL(issuer);
-  Object.defineProperties(provider.app.request, {
+  // The engine is a Koa application: its `request` is the prototype of every request it serves.
+  Object.defineProperties(provider.request, {
     protocol: { get: () => protocol.slice(0, -1) },
     host: { get: () => host },
   });
@@ -137,10 +138,11 @@ export async function createSignInProvider(opts: SignInOptions, privateJwk: Reco
         mask: '****-****',
         async userCodeInputSource(ctx, form, _out, err) {
           if (err !== undefined && sessionNeverSaved(ctx)) {
-            // A code posted with no sign-in session behind it (no cookie, or one whose session
-            // ended): the form's check value cannot match, and the form shown again could not work
-            // either (its session cookie is no longer set). The engine would go on to persist a
-            // session it never saved, and fail with a 500.
+            // A code posted without the session cookie of its form (another browser, cookies off;
+            // a cookie whose session ended gets a new session and the form again): the form's
+            // check value cannot match, and the form shown again could not work either (its
+            // cookie is not set by now). The engine would go on to persist a session it never
+            // saved, and fail with a 500.
             (ctx.oidc.session as unknown as { touched: boolean }).touched = false;
             ctx.status = 400;
             ctx.body = messagePage('This page has expired', 'Open the address the device shows again, and enter its code there.');
