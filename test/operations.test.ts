@@ -11,7 +11,8 @@ const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout
 describe(`request ids and security headers on ${testDialect()}`, () => {
   let t: TestApp;
   beforeAll(async () => {
-    t = await startTestApp();
+    // An https public address: Strict-Transport-Security is sent only then (below).
+    t = await startTestApp({ PUBLIC_BASE_URL: 'https://cardshelf.example' });
   });
   afterAll(() => t.close());
 
@@ -83,6 +84,27 @@ describe(`request ids and security headers on ${testDialect()}`, () => {
     expect(stream.status).toBe(200);
     secured(Object.fromEntries(stream.headers), 'event stream');
     controller.abort();
+  });
+});
+
+describe(`Strict-Transport-Security on ${testDialect()}`, () => {
+  // Behind a proxy that ends TLS the connection is plain HTTP: the public address decides.
+  it.each([
+    ['https://cardshelf.example', true],
+    ['http://cardshelf.example', false],
+    ['http://localhost:8080', false],
+  ])('with PUBLIC_BASE_URL=%s: sent %s, on the API, the web app, the sign-in pages and the engine', async (base, sent) => {
+    const t = await startTestApp({ PUBLIC_BASE_URL: base });
+    try {
+      for (const url of ['/healthz', '/content/mine', '/app/', '/activate', '/.well-known/openid-configuration', '/no/such/route']) {
+        const answer = await t.app.inject({ method: 'GET', url });
+        expect(answer.headers['x-content-type-options'], url).toBe('nosniff');
+        if (sent) expect(answer.headers['strict-transport-security'], url).toBe('max-age=31536000; includeSubDomains');
+        else expect(answer.headers['strict-transport-security'], url).toBeUndefined();
+      }
+    } finally {
+      await t.close();
+    }
   });
 });
 

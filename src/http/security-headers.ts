@@ -55,9 +55,13 @@ export function webAppPolicy(sources: WebAppSources): Record<string, string[]> {
  * Answers that leave Fastify for the raw response (live events, sign-in pages) take the reply's
  * headers with them (`reply.getHeaders()`).
  */
-export function registerSecurityHeaders(app: FastifyInstance, sources: WebAppSources): void {
-  const api = recorded(helmet({ contentSecurityPolicy: { directives: { upgradeInsecureRequests: null } } }));
-  const webApp = recorded(helmet({ contentSecurityPolicy: { useDefaults: false, directives: webAppPolicy(sources) } }));
+export function registerSecurityHeaders(app: FastifyInstance, opts: WebAppSources & { publicBaseUrl: string }): void {
+  // Strict-Transport-Security tells a browser to reach this host over https only, for a year: only
+  // where the public address is https (behind a proxy ending TLS too), or a browser that heeds it
+  // could no longer reach an http:// one.
+  const strictTransportSecurity = opts.publicBaseUrl.startsWith('https:');
+  const api = recorded(helmet({ strictTransportSecurity, contentSecurityPolicy: { directives: { upgradeInsecureRequests: null } } }));
+  const webApp = recorded(helmet({ strictTransportSecurity, contentSecurityPolicy: { useDefaults: false, directives: webAppPolicy(opts) } }));
   const appRoot = WEB_APP_PATH.slice(0, -1);
   app.addHook('onRequest', (request, reply, done) => {
     const path = request.url;

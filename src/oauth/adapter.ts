@@ -2,6 +2,7 @@ import type { Adapter, AdapterPayload } from 'oidc-provider';
 import { recordRevocationsNow } from '../auth/revocation-repository.js';
 import { announceRevocations, grantRevocation } from '../auth/revocations.js';
 import type { Store } from '../db/dialect.js';
+import { UnstorableText } from '../db/errors.js';
 
 /**
  * The OAuth engine's storage (oidc-provider's Adapter) on the app's own database: one table,
@@ -27,6 +28,12 @@ export interface AdapterOptions {
    * grant (a stolen token replayed), as OAuth 2.0 Security BCP section 4.14 advises.
    */
   refreshReuseGraceMs: number;
+  /**
+   * The engine's own error for a looked-up value the database refuses (a client id, token or code
+   * with U+0000, src/db/errors.ts UnstorableText): it then answers `invalid_request` in its own
+   * shape, where a database error would be its `server_error`.
+   */
+  refuseUnstorable: () => Error;
   now?: () => number;
 }
 
@@ -38,9 +45,14 @@ export function createAdapter(store: Store, unknownClient: UnknownClient, opts: 
   const withinGrace = (payload: AdapterPayload): boolean =>
     typeof payload.consumed === 'number' && now() - payload.consumed * 1000 < opts.refreshReuseGraceMs;
 
+  // Every value the engine looks up comes from the request; what it stores, it made itself.
   const read = async (model: string, column: 'id' | 'user_code' | 'uid', value: string): Promise<AdapterPayload | undefined> => {
-    const row = await db.selectFrom('oauth_records').select('payload').where('model', '=', model).where(column, '=', value).executeTakeFirst();
-    return row ? (JSON.parse(row.payload) as AdapterPayload) : undefined;
+    try {
+      const row = await db.selectFrom('oauth_records').select('payload').where('model', '=', model).where(column, '=', value).executeTakeFirst();
+      return row ? (JSON.parse(row.payload) as AdapterPayload) : undefined;
+    } catch (err) {
+      throw err instanceof UnstorableText ? opts.refuseUnstorable() : err;
+    }
   };
 
   return class KyselyAdapter implements Adapter {

@@ -17,27 +17,44 @@ import { AppError } from '../shared/errors.js';
 import { readPrivateJwk, loadOrCreateSigningKey } from '../auth/local-issuer.js';
 import type { Store } from '../db/dialect.js';
 import { sweepExpired } from './adapter.js';
-import { approvePage, messagePage, PAGE_CSP, signInPage, type ClientShown } from './pages.js';
+import { approvePage, messagePage, PAGE_CSP, signInPage } from './pages.js';
 import { serveSignInScripts } from './passkey-scripts.js';
 import { createSignInProvider, INTERACTION_PATH, OAUTH_ROUTES, type SignInOptions } from './provider.js';
-import { isUnregistered } from './shims.js';
+import { clientShown } from './shims.js';
 
 /** How often expired codes, tokens and sessions are removed. */
 const SWEEP_EVERY_MS = 10 * 60 * 1000;
 
-/** The engine's paths, each answered by the engine itself (the JWKS excepted: the app serves it). */
-const ENGINE_PATHS = [
-  '/.well-known/openid-configuration',
-  '/.well-known/oauth-authorization-server',
-  OAUTH_ROUTES.authorization,
-  `${OAUTH_ROUTES.authorization}/:uid`,
-  OAUTH_ROUTES.token,
-  OAUTH_ROUTES.device_authorization,
-  OAUTH_ROUTES.code_verification,
-  `${OAUTH_ROUTES.code_verification}/:uid`,
-  OAUTH_ROUTES.revocation,
-  OAUTH_ROUTES.userinfo,
+/**
+ * The engine's routes, each answered by the engine itself (the JWKS excepted: the app serves it),
+ * with the methods it serves there: any other gets the app's 405, not the engine's bare 404.
+ */
+const ENGINE_ROUTES: [('GET' | 'POST')[], string][] = [
+  [['GET'], '/.well-known/openid-configuration'],
+  [['GET'], '/.well-known/oauth-authorization-server'],
+  [['GET'], OAUTH_ROUTES.authorization],
+  [['GET'], `${OAUTH_ROUTES.authorization}/:uid`],
+  [['POST'], OAUTH_ROUTES.token],
+  [['POST'], OAUTH_ROUTES.device_authorization],
+  [['GET', 'POST'], OAUTH_ROUTES.code_verification],
+  [['GET'], `${OAUTH_ROUTES.code_verification}/:uid`],
+  [['POST'], OAUTH_ROUTES.revocation],
+  [['GET', 'POST'], OAUTH_ROUTES.userinfo],
 ];
+
+/**
+ * The request's URL with the path of its route (`:name` parameters filled in) and the query as
+ * sent. The engine's resume URLs (`/:uid`), which it makes itself, carry no query: one sent there
+ * is dropped, since the engine takes it for the request's parameters when the resume fails, and
+ * then fails itself (`?client_id=` of a known app answered 500).
+ */
+function routePath(request: FastifyRequest): string {
+  const route = request.routeOptions.url!;
+  const params = request.params as Record<string, string>;
+  const path = route.replace(/:(\w+)/g, (_, name: string) => encodeURIComponent(params[name] ?? ''));
+  const query = request.raw.url!.indexOf('?');
+  return query === -1 || route.includes('/:') ? path : path + request.raw.url!.slice(query);
+}
 
 export interface SignInPluginOptions extends Omit<SignInOptions, 'key' | 'wrongCodeEntered'> {
   keyFile: string;
@@ -63,10 +80,14 @@ export async function signInPlugin(app: FastifyInstance, opts: SignInPluginOptio
   const { provider, cookieKeys } = await createSignInProvider({ ...opts, key, wrongCodeEntered }, await readPrivateJwk(opts.keyFile));
   const engine = provider.callback();
 
-  /** Refuses what comes too often from this address (src/accounts/throttle.ts); true when it did. */
+  /**
+   * Refuses what comes too often from this address (src/accounts/throttle.ts); true when it did.
+   * Keyed on the route the request matched, not on its URL: the router also matches other
+   * spellings of a path (a trailing or doubled slash, percent-encoded letters).
+   */
   async function throttled(request: FastifyRequest, reply: FastifyReply): Promise<boolean> {
-    const path = request.url.split('?')[0];
-    if (request.method === 'POST' && path === OAUTH_ROUTES.device_authorization) {
+    const route = request.routeOptions.url;
+    if (request.method === 'POST' && route === OAUTH_ROUTES.device_authorization) {
       const wait = await throttle.take([{ rule: 'deviceCode', subject: request.ip }]);
       if (wait === 0) return false;
       // In the OAuth error shape the clients read, with the code the public service uses.
@@ -78,7 +99,7 @@ export async function signInPlugin(app: FastifyInstance, opts: SignInPluginOptio
       return true;
     }
     const entersCode = request.method === 'POST' || (request.query as Record<string, unknown>).user_code !== undefined;
-    if (path === OAUTH_ROUTES.code_verification && entersCode) {
+    if (route === OAUTH_ROUTES.code_verification && entersCode) {
       const wait = await throttle.waitSeconds(codeEntryFrom(request.ip));
       if (wait === 0) return false;
       reply
@@ -96,6 +117,9 @@ export async function signInPlugin(app: FastifyInstance, opts: SignInPluginOptio
   const handOver = async (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | undefined> => {
     if (await throttled(request, reply)) return reply;
     addresses.set(request.raw, request.ip);
+    // The engine routes on the URL itself: it gets the path of the route that was matched (and
+    // throttled), whatever spelling of it was sent.
+    request.raw.url = routePath(request);
     reply.hijack();
     // What the app's hooks set so far (CORS, the request id) goes out with the engine's answer.
     for (const [name, value] of Object.entries(reply.getHeaders())) if (value !== undefined) reply.raw.setHeader(name, value);
@@ -103,9 +127,9 @@ export async function signInPlugin(app: FastifyInstance, opts: SignInPluginOptio
     void engine(request.raw, reply.raw);
     return undefined;
   };
-  for (const url of ENGINE_PATHS) {
+  for (const [method, url] of ENGINE_ROUTES) {
     app.route({
-      method: ['GET', 'POST'],
+      method,
       url,
       schema: { hide: true },
       onRequest: handOver,
@@ -193,13 +217,9 @@ async function interactionPages(app: FastifyInstance, opts: PagesOptions): Promi
     if (!found || found.uid !== request.params.uid) {
       throw new AppError('bad-request', 'this sign-in has expired or was started in another browser; start again from the app');
     }
-    const client = await provider.Client.find(String(found.params.client_id));
-    const shown: ClientShown = {
-      clientId: String(found.params.client_id),
-      name: client?.clientName,
-      unverified: !client || isUnregistered(client),
-    };
-    return { interaction: found, client: shown };
+    const clientId = String(found.params.client_id);
+    const client = await provider.Client.find(clientId);
+    return { interaction: found, client: clientShown(clientId, client, found.deviceCode !== undefined) };
   }
 
   const action = (uid: string, step: 'login' | 'confirm' | 'passkey' | 'passkey/options'): string => `${INTERACTION_PATH}/${encodeURIComponent(uid)}/${step}`;

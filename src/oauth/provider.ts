@@ -17,7 +17,7 @@ import {
   apiScopesInAccessToken,
   devicePolling,
   builtInOrUnregistered,
-  isUnregistered,
+  clientShown,
   reservedClientIds,
 } from './shims.js';
 import { accessTokenRevocation, grantInAccessToken } from './token-revocation.js';
@@ -65,6 +65,25 @@ function cookieKeys(opts: SignInOptions, privateJwkD: string): string[] {
 }
 
 /**
+ * The engine builds the URLs it prints (discovery's endpoints and `jwks_uri`, `verification_uri`,
+ * the code form's action) from its request's origin: every request it serves reports the public
+ * base URL's, whatever its Host, X-Forwarded-Host or X-Forwarded-Proto say. Behind a proxy that
+ * ends TLS, the connection here is plain HTTP, and yet the request is `secure` when the public
+ * address is https: the engine's cookies are then sent Secure.
+ */
+function atPublicOrigin(provider: Provider, issuer: string): void {
+  const { protocol, host } = new URL(issuer);
+  // The engine is a Koa application: its `request` is the prototype of every request it serves.
+  Object.defineProperties(provider.request, {
+    protocol: { get: () => protocol.slice(0, -1) },
+    host: { get: () => host },
+  });
+}
+
+/** The request's sign-in session was made by this request and has not been stored (its `exp` comes with storing). */
+const sessionNeverSaved = (ctx: KoaContextWithOIDC): boolean => typeof (ctx.oidc.session as { exp?: unknown } | undefined)?.exp !== 'number';
+
+/**
  * The OAuth 2.0 / OpenID Connect engine (oidc-provider), configured for Cardshelf: accounts from
  * src/accounts, storage in the app's database, the instance's signing key, the grants the public
  * clients use (device code, authorization code with PKCE, refresh with rotation) and revocation.
@@ -85,7 +104,10 @@ export async function createSignInProvider(opts: SignInOptions, privateJwk: Reco
   } as const;
 
   const configuration: Configuration = {
-    adapter: createAdapter(opts.store, builtInOrUnregistered(opts.issuer, reservedClientIds(opts.audience)), { refreshReuseGraceMs: opts.refreshReuseGraceSeconds * 1000 }),
+    adapter: createAdapter(opts.store, builtInOrUnregistered(opts.issuer, reservedClientIds(opts.audience)), {
+      refreshReuseGraceMs: opts.refreshReuseGraceSeconds * 1000,
+      refuseUnstorable: () => new errors.InvalidRequest('a parameter contains the NUL character (U+0000)'),
+    }),
     async findAccount(_ctx, sub) {
       const account = await opts.accounts.active(sub);
       if (!account) return undefined;
@@ -120,13 +142,24 @@ export async function createSignInProvider(opts: SignInOptions, privateJwk: Reco
         charset: 'base-20',
         mask: '****-****',
         async userCodeInputSource(ctx, form, _out, err) {
+          if (err !== undefined && sessionNeverSaved(ctx)) {
+            // A code posted without the session cookie of its form (another browser, cookies off;
+            // a cookie whose session ended gets a new session and the form again): the form's
+            // check value cannot match, and the form shown again could not work either (its
+            // cookie is not set by now). The engine would go on to persist a session it never
+            // saved, and fail with a 500.
+            (ctx.oidc.session as unknown as { touched: boolean }).touched = false;
+            ctx.status = 400;
+            ctx.body = messagePage('This page has expired', 'Open the address the device shows again, and enter its code there.');
+            return;
+          }
           const wrong = err !== undefined && err.name !== 'AbortedError';
           if (wrong) await opts.wrongCodeEntered(ctx.req);
           const message = err ? (wrong ? 'That code is not right, or it has expired. Try again.' : 'The sign-in was cancelled.') : undefined;
           ctx.body = codeEntryPage(form, message);
         },
         async userCodeConfirmSource(ctx, form, client, _deviceInfo, userCode) {
-          ctx.body = codeConfirmPage(form, { clientId: client.clientId, name: client.clientName, unverified: isUnregistered(client) }, userCode);
+          ctx.body = codeConfirmPage(form, clientShown(client.clientId, client, true), userCode);
         },
         async successSource(ctx) {
           ctx.body = messagePage('Device connected', 'You are signed in on the device. You can close this page.');
@@ -172,15 +205,8 @@ export async function createSignInProvider(opts: SignInOptions, privateJwk: Reco
   };
 
   const provider = new ProviderClass(opts.issuer, configuration);
+  atPublicOrigin(provider, opts.issuer);
   allowLoopbackRedirects(provider);
-  if (secure) {
-    // Behind a proxy that ends TLS, the connection here is plain HTTP; the cookies are for the
-    // public address, which is HTTPS (PUBLIC_BASE_URL), so they are sent Secure all the same.
-    provider.use(async (ctx: KoaContextWithOIDC, next) => {
-      ctx.cookies.secure = true;
-      await next();
-    });
-  }
   provider.use(accessTokenRevocation(opts.store, opts.verifier, OAUTH_ROUTES.revocation) as never);
   provider.use(devicePolling(opts.store, { token: OAUTH_ROUTES.token, deviceAuthorization: OAUTH_ROUTES.device_authorization }) as never);
   return { provider, cookieKeys: keys };

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import type { AdapterPayload, KoaContextWithOIDC, Provider } from 'oidc-provider';
 import type { Store } from '../db/dialect.js';
 import { PUBLIC_AUDIENCE } from '../auth/verifier.js';
+import type { ClientShown } from './pages.js';
 export { PUBLIC_AUDIENCE };
 
 /**
@@ -73,6 +74,17 @@ export const builtInOrUnregistered =
     clientId === WEB_APP_CLIENT_ID ? webAppClient(issuer) : reserved.has(clientId) ? undefined : unregisteredPublicClient(clientId);
 
 export const isUnregistered = (client: { [key: string]: unknown } | undefined): boolean => client?.[UNREGISTERED] === true;
+
+/**
+ * The app the sign-in pages name. A device flow proves nothing about which app asks: anyone may
+ * start one with any client id, and no redirect brings its answer back to that app. So its
+ * client is shown as not verified even when the id is registered (a registered name would
+ * otherwise lend a stranger's request its trust); the public clients use the device flow with
+ * unregistered ids and are unaffected.
+ */
+export function clientShown(clientId: string, client: { clientName?: string; [key: string]: unknown } | undefined, deviceFlow: boolean): ClientShown {
+  return { clientId, name: client?.clientName, unverified: deviceFlow || !client || isUnregistered(client) };
+}
 
 const LOOPBACK_HOSTS = new Set(['127.0.0.1', '[::1]', 'localhost']);
 

@@ -5,7 +5,8 @@ import { Ajv, type ValidateFunction } from 'ajv';
  * answered must document the status, and the body must match that status's schema. Answers of
  * no documented operation (unknown paths, 405s, the hidden /docs and /metrics) are checked only
  * when they are errors, against the error shape; the sign-in pages (src/oauth/pages.ts), made for
- * browsers, may answer theirs as pages (a 429 sign-in form). test/helpers.ts runs it on every answer of a
+ * browsers, may answer theirs as pages (a 429 sign-in form), and the engine's JSON endpoints in OAuth's
+ * error shape (a 429 of /oauth/device/code). test/helpers.ts runs it on every answer of a
  * test app, so a response that drifts from its schema (or the document from the code) fails.
  */
 export interface ContractCheck {
@@ -29,6 +30,13 @@ interface Response {
 const SCHEMA_REF = '#/components/schemas/';
 /** The sign-in pages' routes (src/oauth/plugin.ts): their errors may be HTML pages. */
 const PAGE_ROUTE = /^\/(activate|interaction\/|invitation\/|setup\/|signup$|account(\/|$))/;
+/** The sign-in engine's JSON endpoints (src/oauth/provider.ts): their errors are OAuth's (RFC 6749 section 5.2). */
+const OAUTH_ROUTE = /^\/oauth\//;
+const OAUTH_ERROR = {
+  type: 'object',
+  properties: { error: { type: 'string', pattern: '^[a-z_]+$' }, error_description: { type: 'string' } },
+  required: ['error'],
+};
 /** Component schemas are registered under this URI scheme: `#/...` refs would not resolve outside the document. */
 const SCHEMA_URI = 'openapi-schema:';
 
@@ -56,10 +64,12 @@ export function contractChecker(document: Document): ContractCheck {
       let response = operation.responses[String(status)];
       if (!response) return `${where}: status ${status} is not documented`;
       if ('$ref' in response) response = doc.components.responses[response.$ref.split('/').pop()!]!;
-      schema = (response as Response).content?.['application/json']?.schema;
+      schema = response.content?.['application/json']?.schema;
       if (!schema) return body === '' ? undefined : `${where}: a body where the document has none`;
     } else if (status >= 400 && path !== undefined && PAGE_ROUTE.test(path) && contentType?.startsWith('text/html')) {
       return undefined;
+    } else if (status >= 400 && path !== undefined && OAUTH_ROUTE.test(path)) {
+      schema = OAUTH_ERROR;
     } else if (status >= 400) {
       schema = errorShape.schema as object;
     } else {

@@ -5,7 +5,7 @@ import helmet from 'helmet';
 import { describe, expect, it } from 'vitest';
 import { registerSecurityHeaders, webAppPolicy } from '../../src/http/security-headers.js';
 
-const sources = { mediaUrlTemplate: 'https://media.example.com/{sha256}', groupImageUrlTemplate: '/images/{imageId}.png' };
+const sources = { mediaUrlTemplate: 'https://media.example.com/{sha256}', groupImageUrlTemplate: '/images/{imageId}.png', publicBaseUrl: 'https://shelf.example' };
 
 /** The headers helmet itself sets on a real response, with the options the server uses. */
 function helmetHeaders(options: Parameters<typeof helmet>[0]): Record<string, unknown> {

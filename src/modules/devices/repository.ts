@@ -44,6 +44,8 @@ export async function updateDevice(
   deviceId: string,
   changes: Partial<Pick<DeviceRow, 'name' | 'config' | 'shortcuts' | 'status' | 'status_at'>>,
 ): Promise<void> {
+  // Nothing to change (`PATCH .../config` with `{}`) is no statement: an empty SET is not SQL.
+  if (Object.keys(changes).length === 0) return;
   await db.updateTable('family_devices').set(changes).where('device_id', '=', deviceId).execute();
 }
 
