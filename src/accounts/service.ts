@@ -2,7 +2,7 @@ import { nanoid } from 'nanoid';
 import type { AccountRow } from '../db/database.js';
 import type { Store } from '../db/dialect.js';
 import { MAX_SUBJECT_LENGTH } from '../auth/verifier.js';
-import { checkPassword, hashPassword, MAX_PASSWORD_LENGTH, MIN_PASSWORD_LENGTH } from './passwords.js';
+import { checkPassword, hashPassword, newPasswordProblem } from './passwords.js';
 import * as repo from './repository.js';
 
 /** The rules of accounts: who may be added, how one signs in, what one can be asked for. */
@@ -38,9 +38,10 @@ export function emailKey(email: string): string {
   return email.trim().toLowerCase();
 }
 
-export function checkNewPassword(password: string): void {
-  if ([...password].length < MIN_PASSWORD_LENGTH) throw new AccountRefused(`a password is at least ${MIN_PASSWORD_LENGTH} characters`);
-  if (password.length > MAX_PASSWORD_LENGTH) throw new AccountRefused(`a password is at most ${MAX_PASSWORD_LENGTH} characters`);
+/** Refuses a new password the rules of src/accounts/passwords.ts refuse; `context`: the account's email and name. */
+export function checkNewPassword(password: string, context: string[]): void {
+  const problem = newPasswordProblem(password, context);
+  if (problem !== undefined) throw new AccountRefused(problem);
 }
 
 function toAccount(row: AccountRow): Account {
@@ -92,7 +93,7 @@ export function createAccountService(store: Store): AccountService {
       if (!displayName || displayName.length > MAX_NAME_LENGTH) throw new AccountRefused(`a name is 1 to ${MAX_NAME_LENGTH} characters`);
       const userId = input.userId ?? `cardshelf|${nanoid(16)}`;
       if (!userId || userId.length > MAX_SUBJECT_LENGTH) throw new AccountRefused(`a user id is 1 to ${MAX_SUBJECT_LENGTH} characters`);
-      if (input.password !== undefined) checkNewPassword(input.password);
+      if (input.password !== undefined) checkNewPassword(input.password, [email, displayName]);
       const now = new Date().toISOString();
       const row: AccountRow = {
         user_id: userId,
@@ -132,8 +133,8 @@ export function createAccountService(store: Store): AccountService {
       await repo.deleteAccount(db, userId);
     },
     async resetPassword(key, password) {
-      checkNewPassword(password);
       const row = await existing(key);
+      checkNewPassword(password, [row.email, row.display_name]);
       const password_hash = await hashPassword(password);
       await repo.updateAccount(db, row.user_id, { password_hash, updated_at: new Date().toISOString() });
       return toAccount({ ...row, password_hash });
