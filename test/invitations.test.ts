@@ -134,6 +134,20 @@ describe(`invitations on ${testDialect()}`, { timeout: 120_000 }, () => {
     expect((await makeAccount(browser, pathOf(invitation.url), { email: 'fourth@example.com', name: 'Fourth' })).status).toBe(201);
   });
 
+  // ASVS V2.1.7: common and breached passwords, and the easy patterns that make them, are refused.
+  it.each(['aaaaaaaaaa', 'password123', 'qwertyuiop', 'abcdefghij', 'P@ssw0rd123', 'annabelle1984!'])(
+    'a common or easy password (%s, the last one easy only with the name) is refused with a clear message; the link stays usable',
+    async (password) => {
+      const invitation = await invite('auth0|picky-parent');
+      const browser = new Browser(t);
+      const weak = await makeAccount(browser, pathOf(invitation.url), { email: 'annabelle.lee@example.com', name: 'Annabelle Lee', password });
+      expect(weak.status).toBe(400);
+      expect(weak.text).toContain('This password is too common or too easy to guess');
+      expect(await createAccountService(store).find('annabelle.lee@example.com')).toBeUndefined();
+      expect((await browser.request('GET', pathOf(invitation.url))).status).toBe(200);
+    },
+  );
+
   it('needs a token; /signup is off with SIGNUP=invite (the default)', async () => {
     expect((await t.call('POST', '/user/invitations')).status).toBe(401);
     expect((await t.call('GET', '/signup')).status).toBe(404);
@@ -173,6 +187,12 @@ describe(`SIGNUP=open on ${testDialect()}`, { timeout: 120_000 }, () => {
       for (let i = 3; i <= THROTTLE_RULES.signUp.free + 1; i++) {
         expect((await makeAccount(browser, '/signup', { email: `user${i}@example.com`, name: `User ${i}` })).status, `account ${i}`).toBe(201);
       }
+      // A common password is refused before the throttle counts an account (and makes none).
+      const weak = await makeAccount(new Browser(t, '192.0.2.51'), '/signup', { email: 'weak@example.com', name: 'Weak', password: 'aaaaaaaaaa' });
+      expect(weak.status).toBe(400);
+      expect(weak.text).toContain('This password is too common or too easy to guess');
+      expect(await accounts.find('weak@example.com')).toBeUndefined();
+
       const refused = await makeAccount(browser, '/signup', { email: 'late@example.com', name: 'Late' });
       expect(refused.status).toBe(429);
       expect(refused.headers['retry-after']).toBe('2');

@@ -42,7 +42,9 @@ export function newPasswordProblem(password: string, context: string[] = []): st
   if (password.length > MAX_PASSWORD_LENGTH) return `a password is at most ${MAX_PASSWORD_LENGTH} characters`;
   estimator ??= new ZxcvbnFactory({ dictionary, graphs: adjacencyGraphs });
   // zxcvbn's matching grows with the length; past a few hundred characters no password is weak.
-  if (estimator.check(password.slice(0, 256), context).score < MIN_PASSWORD_SCORE) return PASSWORD_TOO_EASY;
+  // zxcvbn matches its inputs as whole words: `ann.lee@example.com` gives `ann`, `lee` and `example` too.
+  const words = context.flatMap((text) => [text, ...text.split(/[^\p{L}\p{N}]+/u)]).filter((word) => word.length >= 3);
+  if (estimator.check(password.slice(0, 256), words).score < MIN_PASSWORD_SCORE) return PASSWORD_TOO_EASY;
   return undefined;
 }
 
