@@ -44,6 +44,8 @@ const EnvSchema = Type.Object({
   REFRESH_REUSE_GRACE_SECONDS: Type.Integer({ minimum: 0, maximum: 300, default: 10 }),
   /** Who may make an account: nobody but the operator, whoever has an invitation, or anyone. */
   SIGNUP: Type.Union([Type.Literal('closed'), Type.Literal('invite'), Type.Literal('open')], { default: 'invite' }),
+  /** Open (unused, unexpired) invitations one member may have at once. */
+  INVITATIONS_PER_MEMBER: Type.Integer({ minimum: 1, maximum: 1000, default: 10 }),
   /** Keys of the sign-in cookies, comma-separated, newest first (default: derived from the signing key). */
   SESSION_COOKIE_KEYS: Type.Optional(Type.String({ pattern: '^[^,]{32,}(,[^,]{32,})*$' })),
   /** `{imageId}` is replaced by the URL-encoded image id. */
@@ -181,6 +183,7 @@ export interface Config {
     refreshReuseGraceSeconds: number;
     cookieKeys: string[] | undefined;
     signup: 'closed' | 'invite' | 'open';
+    invitationsPerMember: number;
   };
 }
 
@@ -346,6 +349,7 @@ function fromEnv(env: Env): Config {
       refreshReuseGraceSeconds: env.REFRESH_REUSE_GRACE_SECONDS,
       cookieKeys: env.SESSION_COOKIE_KEYS?.split(','),
       signup: env.SIGNUP,
+      invitationsPerMember: env.INVITATIONS_PER_MEMBER,
     },
   };
 }

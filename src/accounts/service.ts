@@ -10,6 +10,9 @@ import * as repo from './repository.js';
 /** Why an account could not be added or changed; the message is fit for the operator or the user. */
 export class AccountRefused extends Error {}
 
+/** The email has an account already: the operator is told so; the account forms do not tell (docs/api.md). */
+export class EmailTaken extends AccountRefused {}
+
 export interface Account {
   userId: string;
   email: string;
@@ -109,7 +112,7 @@ export function createAccountService(store: Store): AccountService {
       // The unique keys decide between racing adds; the question below only names the reason.
       if (!(await repo.insertAccount(db, row))) {
         if (await repo.findByUserId(db, userId)) throw new AccountRefused(`the user id ${userId} has an account already`);
-        throw new AccountRefused(`${email} has an account already`);
+        throw new EmailTaken(`${email} has an account already`);
       }
       return toAccount(row);
     },

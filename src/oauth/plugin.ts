@@ -41,8 +41,9 @@ const ENGINE_PATHS = [
 
 export interface SignInPluginOptions extends Omit<SignInOptions, 'key' | 'wrongCodeEntered'> {
   keyFile: string;
-  families: Pick<FamilyService, 'ensureFamilyId' | 'join'>;
+  families: Pick<FamilyService, 'ensureFamilyId' | 'findFamilyId' | 'join'>;
   signup: SignupPolicy;
+  invitationsPerMember: number;
 }
 
 /**
@@ -120,10 +121,11 @@ export async function signInPlugin(app: FastifyInstance, opts: SignInPluginOptio
   await app.register(interactionPages, { provider, accounts: opts.accounts, cookieKeys, throttle, passkeys });
   const setupLinks = createSetupLinkService(opts.store, opts.accounts, opts.families);
   await app.register(accountPages, {
-    invitations: createInvitationService(opts.store, opts.accounts, opts.families),
+    invitations: createInvitationService(opts.store, opts.accounts, opts.families, opts.invitationsPerMember),
     setupLinks,
     throttle,
     signup: opts.signup,
+    invitationsPerMember: opts.invitationsPerMember,
     publicBaseUrl: opts.issuer,
     cookieKeys,
   });
