@@ -421,7 +421,7 @@ describe.skipIf(!haveBrowser)(`the web app in Chromium on ${testDialect()}`, { t
     await joining.getByLabel('Email').fill('second.parent@example.com');
     await joining.getByLabel('Password').fill('a long enough password');
     await joining.getByRole('button', { name: 'Make my account' }).click();
-    await joining.getByRole('heading', { name: 'Your account is ready' }).waitFor();
+    await joining.getByRole('heading', { name: 'Thank you' }).waitFor();
     await signIn(joining, { email: 'second.parent@example.com', password: 'a long enough password' }, new URL(link).pathname);
     await joining.getByRole('heading', { name: 'Shared wishlist' }).waitFor();
     await joining.getByText(cardId).waitFor();
