@@ -431,7 +431,7 @@ describe.skipIf(!haveBrowser)(`the web app in Chromium on ${testDialect()}`, { t
 
   it('the Family page invites (a link to copy), lists the open invitations with when they expire, and revokes one by keyboard; it fits 375 px', async () => {
     await page.goto(`${server.url}/app/family`);
-    await page.getByRole('heading', { name: 'Invitations' }).waitFor();
+    await page.getByRole('heading', { name: 'Invitations', exact: true }).waitFor();
     await page.getByRole('button', { name: 'Invite someone' }).click();
     await page.getByRole('status').filter({ hasText: 'Invitation made' }).waitFor();
     const link = await page.getByLabel(/^Invitation link \(until /).inputValue();
