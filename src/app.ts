@@ -104,7 +104,7 @@ export async function buildApp(config: Readonly<Config>, opts: AppOptions = {}):
   await app.register(authPlugin, { verifier, playerCredentialStands });
   // The one check of a token that outlives a request (event streams, at each heartbeat).
   const accounts = createAccountService(store);
-  const principalStands = principalStandsCheck({ isRevoked: revocations.isRevoked, playerCredentialStands, accountDisabled: (userId) => accounts.isDisabled(userId) });
+  const principalStands = principalStandsCheck({ isRevoked: (principal) => revocations.isRevoked(principal), playerCredentialStands, accountDisabled: (userId) => accounts.isDisabled(userId) });
   // Entity tags name the data an answer shows and what else shapes it: the release (its
   // rendering) and the URLs answers are built with (signed answers add the signing key's id).
   const tagger = createTagger([RELEASE, config.publicBaseUrl, config.groupImageUrlTemplate]);

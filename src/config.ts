@@ -49,6 +49,8 @@ const EnvSchema = Type.Object({
   TOKEN_REVOCATION_POLL_MS: Type.Integer({ minimum: 100, maximum: 60_000, default: 1_000 }),
   /** Who may make an account: nobody but the operator, whoever has an invitation, or anyone. */
   SIGNUP: Type.Union([Type.Literal('closed'), Type.Literal('invite'), Type.Literal('open')], { default: 'invite' }),
+  /** Open (unused, unexpired) invitations one member may have at once. */
+  INVITATIONS_PER_MEMBER: Type.Integer({ minimum: 1, maximum: 1000, default: 10 }),
   /** Keys of the sign-in cookies, comma-separated, newest first (default: derived from the signing key). */
   SESSION_COOKIE_KEYS: Type.Optional(Type.String({ pattern: '^[^,]{32,}(,[^,]{32,})*$' })),
   /** `{imageId}` is replaced by the URL-encoded image id. */
@@ -195,6 +197,7 @@ export interface Config {
     refreshReuseGraceSeconds: number;
     cookieKeys: string[] | undefined;
     signup: 'closed' | 'invite' | 'open';
+    invitationsPerMember: number;
   };
 }
 
@@ -365,6 +368,7 @@ function fromEnv(env: Env): Config {
       refreshReuseGraceSeconds: env.REFRESH_REUSE_GRACE_SECONDS,
       cookieKeys: env.SESSION_COOKIE_KEYS?.split(','),
       signup: env.SIGNUP,
+      invitationsPerMember: env.INVITATIONS_PER_MEMBER,
     },
   };
 }

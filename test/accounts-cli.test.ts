@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { createAccountService } from '../src/accounts/service.js';
+import { migrateToLatest } from '../src/db/migrate.js';
 import { createDeployment, type Deployment } from './support/deployment.js';
 import { runCli, runScript } from './support/processes.js';
 import { testDialect } from './support/test-database.js';
@@ -78,6 +79,21 @@ describe(`cardshelf user on ${testDialect()}`, { timeout: 180_000 }, () => {
     expect(r.code).toBe(2);
     expect(r.stderr).toContain('at least 10 characters');
     expect(await createAccountService(deployment.store()).list()).toEqual([]);
+  });
+
+  it.each([
+    ['add', ['user', 'add', '--email', 'd@example.com', '--name', 'D', '--password-stdin'], 'aaaaaaaaaa'],
+    ['reset-password', ['user', 'reset-password', 'e@example.com', '--password-stdin'], 'password123'],
+  ])('user %s refuses a common password from stdin with exit 2, changing nothing', async (_name, args, password) => {
+    deployment = await createDeployment();
+    await migrateToLatest(deployment.store());
+    const accounts = createAccountService(deployment.store());
+    await accounts.add({ email: 'e@example.com', displayName: 'E', password: 'correct horse battery' });
+    const r = await cli(args, deployment.env, `${password}\n`);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('this password is too common or too easy to guess');
+    expect(await accounts.find('d@example.com')).toBeUndefined();
+    expect(await accounts.authenticate('e@example.com', 'correct horse battery')).toBeDefined();
   });
 
   it('seed --demo keeps stdout the token alone and prints the demo sign-in on stderr, which then works', async () => {

@@ -227,6 +227,25 @@ describe(`passkeys on ${testDialect()}`, { timeout: 120_000 }, () => {
     expect(fine.status).toBe(401);
   });
 
+  it("a passkey signs in while wrong passwords from elsewhere keep the account's email locked", async () => {
+    const DEE = { email: 'dee@example.com', password: 'dee has a long password' };
+    const store = openStore(t.config.database);
+    await createAccountService(store).add({ ...DEE, displayName: 'Dee' });
+    await store.db.destroy();
+    const authenticator = await addPasskey(DEE, 'Dee key');
+    // The password form of an app's sign-in page, from another address.
+    const guesser = await startSignIn('203.0.113.70');
+    const html = (await guesser.browser.request('GET', guesser.passkey.options.replace(/\/passkey\/options$/, ''))).text;
+    const guess = (password: string) => guesser.browser.request('POST', formAction(html), { csrf: field(html, 'csrf'), email: DEE.email, password });
+    for (let i = 0; i < 4; i++) expect((await guess(`guess ${i}`)).status).toBe(200);
+    expect((await guess(DEE.password)).status).toBe(429);
+
+    const { browser, passkey, optionsFor } = await startSignIn('192.0.2.80');
+    const signedIn = await browser.json(passkey.verify, { csrf: passkey.csrf, response: authenticator.authenticate(await optionsFor()) });
+    expect(signedIn.status, signedIn.text).toBe(200);
+    expect((await browser.follow(await browser.request('GET', (signedIn.json as { location: string }).location))).text).toContain('Signed in as Dee');
+  });
+
   it("removing a passkey (CSRF-guarded form) ends its sign-ins; another account's passkey cannot be removed", async () => {
     const authenticator = await addPasskey(ANN, 'to remove');
     const bob = await accountPage(BOB);

@@ -1,7 +1,10 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { createAccountService } from '../src/accounts/service.js';
 import { createSetupLinkService, SETUP_LINK_TTL_MS } from '../src/accounts/setup-link.js';
+import { openStore } from '../src/db/store.js';
+import { startTestApp } from './helpers.js';
 import { createDeployment, type Deployment } from './support/deployment.js';
+import { Browser, field, formAction } from './support/oauth-browser.js';
 import { startServer, type ServerProcess } from './support/processes.js';
 import { testDialect } from './support/test-database.js';
 
@@ -86,5 +89,28 @@ describe(`the first owner's set-up link on ${testDialect()}`, { timeout: 180_000
     expect(await links.usable(second)).toBe(false);
     await expect(links.accept(second, { email: 'b@example.com', displayName: 'B', password: 'long enough password' })).rejects.toThrow(/set-up link/);
     expect(await links.issueIfEmpty()).toBeUndefined();
+  });
+});
+
+describe(`the set-up form's password rules on ${testDialect()}`, { timeout: 120_000 }, () => {
+  it.each(['aaaaaaaaaa', '1234567890', 'iloveyou12'])('a common or easy password (%s) is refused with a clear message; the link stays usable', async (password) => {
+    const t = await startTestApp({ PUBLIC_BASE_URL: 'http://localhost' });
+    const store = openStore(t.config.database);
+    try {
+      const accounts = createAccountService(store);
+      // The link `serve` would print when it starts listening (app.inject does not listen).
+      const secret = (await createSetupLinkService(store, accounts, { ensureFamilyId: async (userId: string) => `family-of-${userId}` }).issueIfEmpty())!;
+      const browser = new Browser(t);
+      const page = await browser.request('GET', `/setup/${secret}`);
+      expect(page.status).toBe(200);
+      const weak = await browser.request('POST', formAction(page.text), { csrf: field(page.text, 'csrf'), name: 'Olive', email: 'olive@example.com', password });
+      expect(weak.status).toBe(400);
+      expect(weak.text).toContain('This password is too common or too easy to guess');
+      expect(await accounts.list()).toEqual([]);
+      expect((await browser.request('GET', `/setup/${secret}`)).status).toBe(200);
+    } finally {
+      await store.db.destroy();
+      await t.close();
+    }
   });
 });

@@ -102,8 +102,8 @@ describe.skipIf(!haveBrowser)(`signing in from Chromium on ${testDialect()}`, { 
     await joining.getByLabel('Password').fill('a long enough password');
     await joining.getByRole('button', { name: 'Make my account' }).click();
     await joining.waitForLoadState();
-    expect(await joining.content()).toContain('Your account is ready');
-    await joining.getByRole('heading', { name: 'Your account is ready' }).waitFor();
+    expect(await joining.content()).toContain('If second.parent@example.com had no account here, it has one now');
+    await joining.getByRole('heading', { name: 'Thank you' }).waitFor();
 
     const after = await familyNow();
     expect(after.familyId).toBe(invitation.familyId);

@@ -46,6 +46,12 @@ describe(`throttling on ${testDialect()}`, { timeout: 120_000 }, () => {
     }
   }
 
+  /** The counters whose key is like `pattern` stay locked for 15 minutes. */
+  async function lockLonger(pattern: string): Promise<void> {
+    const locked = await store.db.updateTable('throttle_counters').set({ locked_until: new Date(Date.now() + 900_000).toISOString() }).where('key', 'like', pattern).executeTakeFirst();
+    expect(locked.numUpdatedRows).toBe(1n);
+  }
+
   const requestDeviceCode = (address: string, app = t.app) =>
     app.inject({
       method: 'POST',
@@ -55,10 +61,9 @@ describe(`throttling on ${testDialect()}`, { timeout: 120_000 }, () => {
       payload: new URLSearchParams({ client_id: 'yoto-device-client', scope: 'openid profile offline_access' }).toString(),
     });
 
-  /** A browser at the sign-in page of a fresh device sign-in, from `address`. */
-  async function signInPage(address: string): Promise<{ browser: Browser; page: Answer }> {
+  /** A browser (a new one, or `browser` with its cookies) at the sign-in page of a fresh device sign-in, from `address`. */
+  async function signInPage(address: string, browser = new Browser(t, address)): Promise<{ browser: Browser; page: Answer }> {
     const device = JSON.parse((await requestDeviceCode(address)).body) as { user_code: string };
-    const browser = new Browser(t, address);
     const entry = await browser.request('GET', '/activate');
     const confirm = await browser.request('POST', '/activate', { xsrf: field(entry.text, 'xsrf'), user_code: device.user_code });
     const page = await browser.follow(
@@ -120,6 +125,45 @@ describe(`throttling on ${testDialect()}`, { timeout: 120_000 }, () => {
     expect(signedIn.status).toBe(303);
     const left = await store.db.selectFrom('throttle_counters').select('key').where('key', '=', `signInEmail:${EMAIL}`).execute();
     expect(left).toEqual([]);
+  });
+
+  it("a known device of the email signs in while guesses from elsewhere lock it; a device guessing wrong locks itself; another email's device cookie is no key", async () => {
+    const accounts = createAccountService(store);
+    await accounts.add({ email: 'dora@example.com', displayName: 'Dora', password: PASSWORD });
+    await accounts.add({ email: 'mallory@example.com', displayName: 'Mallory', password: 'mallory long password' });
+    // Dora signs in on her tablet and her phone: each becomes a known device of her email.
+    const tablet = new Browser(t, '192.0.2.40');
+    const phone = new Browser(t, '192.0.2.41');
+    for (const browser of [tablet, phone]) {
+      const signedIn = await attempt(await signInPage('192.0.2.40', browser), 'Dora@Example.com', PASSWORD);
+      expect(signedIn.status).toBe(303);
+      expect(String(signedIn.headers['set-cookie'])).toMatch(/cardshelf_device=[^;]+; Max-Age=7776000; Path=\/; HttpOnly; SameSite=Lax/);
+    }
+    // Mallory signs in to her own account (her browser gets her own device cookie), then guesses Dora's password.
+    const mallory = new Browser(t, '203.0.113.66');
+    expect((await attempt(await signInPage('203.0.113.66', mallory), 'mallory@example.com', 'mallory long password')).status).toBe(303);
+    const guessing = await signInPage('203.0.113.66', mallory);
+    for (let i = 0; i < 4; i++) expect((await attempt(guessing, 'dora@example.com', `guess ${i}`)).status).toBe(200);
+    // As locked as more guesses would leave it (15 minutes), so a slow machine does not outlast the 2 s lock.
+    await lockLonger('signInEmail:dora@example.com');
+    expect((await attempt(guessing, 'dora@example.com', PASSWORD)).status).toBe(429);
+    // From a fresh browser anywhere else, the email is locked too.
+    expect((await attempt(await signInPage('198.51.100.99'), 'dora@example.com', PASSWORD)).status).toBe(429);
+
+    // Dora's known tablet is not locked out: it signs in, on an app's sign-in and on the account page.
+    expect((await attempt(await signInPage('192.0.2.40', tablet), 'dora@example.com', PASSWORD)).status).toBe(303);
+    const accountForm = await tablet.request('GET', '/account');
+    expect((await tablet.request('POST', '/account/sign-in', { csrf: field(accountForm.text, 'csrf'), email: 'dora@example.com', password: PASSWORD })).status).toBe(303);
+    // Her success does not unlock the email for the others: the guessing stays held back.
+    expect((await attempt(guessing, 'dora@example.com', PASSWORD)).status).toBe(429);
+
+    // A known device guessing wrong is counted on its own: it locks itself, not her phone.
+    const onTablet = await signInPage('192.0.2.40', tablet);
+    for (let i = 0; i < 4; i++) expect((await attempt(onTablet, 'dora@example.com', `typo ${i}`)).status).toBe(200);
+    await lockLonger('signInDevice:%');
+    expect((await attempt(onTablet, 'dora@example.com', PASSWORD)).status).toBe(429);
+    expect((await attempt(await signInPage('192.0.2.41', phone), 'dora@example.com', PASSWORD)).status).toBe(303);
+    await elapse(3600);
   });
 
   it('failed sign-ins per address: 21 answered across emails, then 429 for any email', async () => {

@@ -421,12 +421,42 @@ describe.skipIf(!haveBrowser)(`the web app in Chromium on ${testDialect()}`, { t
     await joining.getByLabel('Email').fill('second.parent@example.com');
     await joining.getByLabel('Password').fill('a long enough password');
     await joining.getByRole('button', { name: 'Make my account' }).click();
-    await joining.getByRole('heading', { name: 'Your account is ready' }).waitFor();
+    await joining.getByRole('heading', { name: 'Thank you' }).waitFor();
     await signIn(joining, { email: 'second.parent@example.com', password: 'a long enough password' }, new URL(link).pathname);
     await joining.getByRole('heading', { name: 'Shared wishlist' }).waitFor();
     await joining.getByText(cardId).waitFor();
     await axe(joining, 'shared-wishlist');
     await second.close();
+  });
+
+  it('the Family page invites (a link to copy), lists the open invitations with when they expire, and revokes one by keyboard; it fits 375 px', async () => {
+    await page.goto(`${server.url}/app/family`);
+    await page.getByRole('heading', { name: 'Invitations', exact: true }).waitFor();
+    await page.getByRole('button', { name: 'Invite someone' }).click();
+    await page.getByRole('status').filter({ hasText: 'Invitation made' }).waitFor();
+    const link = await page.getByLabel(/^Invitation link \(until /).inputValue();
+    expect(link).toMatch(/\/invitation\/[A-Za-z0-9_-]{43}$/);
+    await page.getByRole('button', { name: 'Copy invitation link' }).click();
+    await page.getByRole('status').filter({ hasText: 'Invitation link copied.' }).waitFor();
+    expect(await page.evaluate<string>('navigator.clipboard.readText()')).toBe(link);
+    const { invitations } = (await apiGet(page, '/user/invitations')) as { invitations: { id: string; expiresAt: string }[] };
+    expect(invitations).toHaveLength(1);
+    const row = page.getByRole('listitem').filter({ hasText: /^Made by .+, expires / });
+    expect(await row.count()).toBe(1);
+    await axe(page, 'family-invitations');
+
+    await page.setViewportSize({ width: 375, height: 740 });
+    expect(await page.evaluate<number>('document.documentElement.scrollWidth')).toBeLessThanOrEqual(375);
+    await axe(page, '375-family-invitations');
+    await page.setViewportSize({ width: 1280, height: 720 });
+
+    // By keyboard: focus the Revoke button, Enter; the list and the API agree, and the link is dead.
+    await page.getByRole('button', { name: /^Revoke the invitation: Made by / }).focus();
+    await page.keyboard.press('Enter');
+    await page.getByRole('status').filter({ hasText: 'Invitation revoked' }).waitFor();
+    await page.getByText('No open invitations.').waitFor();
+    expect((await apiGet(page, '/user/invitations')).invitations).toEqual([]);
+    expect((await fetch(link)).status).toBe(400);
   });
 
   it("live: a group made and renamed by one member shows on the other member's library page without a reload", async () => {

@@ -8,13 +8,16 @@ import { recordRevocations } from '../auth/revocation-repository.js';
 import { accountRevocation, announceRevocations } from '../auth/revocations.js';
 import { MAX_SUBJECT_LENGTH } from '../auth/verifier.js';
 import { endSignInsOf } from '../oauth/grants.js';
-import { checkPassword, hashPassword, MAX_PASSWORD_LENGTH, MIN_PASSWORD_LENGTH } from './passwords.js';
+import { checkPassword, hashPassword, newPasswordProblem } from './passwords.js';
 import * as repo from './repository.js';
 
 /** The rules of accounts: who may be added, how one signs in, what one can be asked for. */
 
 /** Why an account could not be added or changed; the message is fit for the operator or the user. */
 export class AccountRefused extends Error {}
+
+/** The email has an account already: the operator is told so; the account forms do not tell (docs/api.md). */
+export class EmailTaken extends AccountRefused {}
 
 export interface Account {
   userId: string;
@@ -44,9 +47,10 @@ export function emailKey(email: string): string {
   return email.trim().toLowerCase();
 }
 
-export function checkNewPassword(password: string): void {
-  if ([...password].length < MIN_PASSWORD_LENGTH) throw new AccountRefused(`a password is at least ${MIN_PASSWORD_LENGTH} characters`);
-  if (password.length > MAX_PASSWORD_LENGTH) throw new AccountRefused(`a password is at most ${MAX_PASSWORD_LENGTH} characters`);
+/** Refuses a new password the rules of src/accounts/passwords.ts refuse; `context`: the account's email and name. */
+export function checkNewPassword(password: string, context: string[]): void {
+  const problem = newPasswordProblem(password, context);
+  if (problem !== undefined) throw new AccountRefused(problem);
 }
 
 function toAccount(row: AccountRow): Account {
@@ -125,7 +129,7 @@ export function createAccountService(store: Store): AccountService {
       if (!displayName || displayName.length > MAX_NAME_LENGTH) throw new AccountRefused(`a name is 1 to ${MAX_NAME_LENGTH} characters`);
       const userId = input.userId ?? `cardshelf|${nanoid(16)}`;
       if (!userId || userId.length > MAX_SUBJECT_LENGTH) throw new AccountRefused(`a user id is 1 to ${MAX_SUBJECT_LENGTH} characters`);
-      if (input.password !== undefined) checkNewPassword(input.password);
+      if (input.password !== undefined) checkNewPassword(input.password, [email, displayName]);
       const now = new Date().toISOString();
       const row: AccountRow = {
         user_id: userId,
@@ -141,7 +145,7 @@ export function createAccountService(store: Store): AccountService {
       // The unique keys decide between racing adds; the question below only names the reason.
       if (!(await repo.insertAccount(db, row))) {
         if (await repo.findByUserId(db, userId)) throw new AccountRefused(`the user id ${userId} has an account already`);
-        throw new AccountRefused(`${email} has an account already`);
+        throw new EmailTaken(`${email} has an account already`);
       }
       return toAccount(row);
     },
@@ -170,8 +174,8 @@ export function createAccountService(store: Store): AccountService {
       await repo.deleteAccount(db, userId);
     },
     async resetPassword(key, password) {
-      checkNewPassword(password);
       const row = await existing(key);
+      checkNewPassword(password, [row.email, row.display_name]);
       const password_hash = await hashPassword(password);
       await signOutEverywhere(row.user_id, { password_hash, updated_at: new Date().toISOString() });
       return toAccount({ ...row, password_hash });

@@ -12,8 +12,10 @@ import type { Store } from '../db/dialect.js';
  * which emails are known.
  */
 export const THROTTLE_RULES = {
-  /** Failed sign-ins for one email, from anywhere. */
+  /** Failed sign-ins for one email, from anywhere but its known devices. */
   signInEmail: { free: 3, forgetAfterMs: 3_600_000 },
+  /** Failed sign-ins for one email from one of its known devices (src/accounts/device-cookies.ts). */
+  signInDevice: { free: 3, forgetAfterMs: 3_600_000 },
   /** Failed sign-ins from one address, for any email: a household shares one address. */
   signInAddress: { free: 20, forgetAfterMs: 3_600_000 },
   /** Wrong or expired codes entered at /activate from one address. */

@@ -43,6 +43,7 @@ const SHARED_ERRORS: Record<number, SharedError> = {
       'wishlist-limit': 'a user can have at most 10 wishlists',
       'wishlist-size': 'a wishlist can be at most 307200 bytes (300 KiB) of JSON; this one is 310000',
       'group-limit': 'a family can have at most 20 groups',
+      'invitation-limit': 'you have 10 open invitations, as many as one may; revoke one or wait until one is used or expires',
       'card-not-eligible': 'card dmPr1 is neither free nor in the club subscription, so it cannot be added to a family library',
     },
   },

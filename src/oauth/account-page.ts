@@ -1,5 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { createDeviceCookies } from '../accounts/device-cookies.js';
 import { signInWithPassword, WRONG_PASSWORD } from '../accounts/password-sign-in.js';
 import type { PasskeyService } from '../accounts/passkeys.js';
 import type { Account, AccountService } from '../accounts/service.js';
@@ -8,6 +9,7 @@ import type { Store } from '../db/dialect.js';
 import type { App } from '../http/route-app.js';
 import { AppError } from '../shared/errors.js';
 import { createAccountSession } from './account-session.js';
+import { deviceCookieHeader, deviceCookieOf } from './device-cookie.js';
 import { acceptForms, createFormGuard, sendPage } from './form-guard.js';
 import { revokeSignedInApp, signedInApps } from './grants.js';
 import { accountSignInPage, signedInAppsPage } from './pages.js';
@@ -47,7 +49,9 @@ type Form = Record<string, string | undefined>;
 export async function accountPage(app: App, opts: AccountPageOptions): Promise<void> {
   const { store, accounts, throttle, passkeys } = opts;
   const guard = createFormGuard(opts.publicBaseUrl, opts.cookieKeys);
-  const session = createAccountSession({ cookieKeys: opts.cookieKeys, secure: opts.publicBaseUrl.startsWith('https:') });
+  const secure = opts.publicBaseUrl.startsWith('https:');
+  const session = createAccountSession({ cookieKeys: opts.cookieKeys, secure });
+  const devices = createDeviceCookies(opts.cookieKeys);
   acceptForms(app);
 
   /** The signed-in account, if it may still sign in (a disabled one is signed out). */
@@ -97,12 +101,13 @@ export async function accountPage(app: App, opts: AccountPageOptions): Promise<v
     const form = request.body as Form;
     guard.check(request, PURPOSE, form.csrf);
     const email = form.email ?? '';
-    const outcome = await signInWithPassword(accounts, throttle, { email, password: form.password ?? '', address: request.ip });
+    const outcome = await signInWithPassword(accounts, throttle, devices, { email, password: form.password ?? '', address: request.ip, device: deviceCookieOf(request) });
     if ('waitSeconds' in outcome) {
       reply.header('retry-after', String(outcome.waitSeconds));
       return signInForm(reply, 429, `Too many attempts to sign in. Try again in ${outcome.waitSeconds} seconds.`, email);
     }
     if ('wrong' in outcome) return signInForm(reply, 401, WRONG_PASSWORD, email);
+    reply.header('set-cookie', deviceCookieHeader(outcome.deviceCookie, secure));
     return seeOther(reply, session.signIn(outcome.account.userId));
   });
 

@@ -146,7 +146,7 @@ export function newAccountPage(opts: {
 <label for="name">Your name</label><input id="name" name="name" autocomplete="name" required maxlength="200" value="${escapeHtml(opts.name ?? '')}">
 <label for="email">Email</label><input id="email" name="email" type="email" autocomplete="username" required value="${escapeHtml(opts.email ?? '')}">
 <label for="password">Password</label><input id="password" name="password" type="password" autocomplete="new-password" required minlength="10" aria-describedby="password-rule">
-<p id="password-rule" class="muted">At least 10 characters.</p>
+<p id="password-rule" class="muted">At least 10 characters, and not a common or easy one: a few unrelated words work well.</p>
 <button type="submit">Make my account</button>
 </form>`,
   );

@@ -8,10 +8,12 @@ import { createSetupLinkService } from '../accounts/setup-link.js';
 import type { FamilyService } from '../modules/families/service.js';
 import { accountPage } from './account-page.js';
 import { accountPages } from './account-pages.js';
+import { deviceCookieHeader, deviceCookieOf } from './device-cookie.js';
 import { signInWithPassword, WRONG_PASSWORD } from '../accounts/password-sign-in.js';
 import { signInWithPasskey } from '../accounts/passkey-sign-in.js';
 import { createPasskeyService, sweepPasskeyChallenges, type PasskeyService } from '../accounts/passkeys.js';
 import { createThrottle, sweepThrottle, type Counter, type Throttle } from '../accounts/throttle.js';
+import { createDeviceCookies } from '../accounts/device-cookies.js';
 import type { Config } from '../config.js';
 import { AppError } from '../shared/errors.js';
 import { readPrivateJwk, loadOrCreateSigningKey } from '../auth/local-issuer.js';
@@ -58,8 +60,9 @@ function routePath(request: FastifyRequest): string {
 
 export interface SignInPluginOptions extends Omit<SignInOptions, 'key' | 'wrongCodeEntered'> {
   keyFile: string;
-  families: Pick<FamilyService, 'ensureFamilyId' | 'join'>;
+  families: Pick<FamilyService, 'ensureFamilyId' | 'findFamilyId' | 'join'>;
   signup: SignupPolicy;
+  invitationsPerMember: number;
 }
 
 /**
@@ -141,13 +144,14 @@ export async function signInPlugin(app: FastifyInstance, opts: SignInPluginOptio
 
   const passkeys = createPasskeyService(opts.store, opts.accounts, opts.issuer);
   serveSignInScripts(app);
-  await app.register(interactionPages, { provider, accounts: opts.accounts, cookieKeys, throttle, passkeys });
+  await app.register(interactionPages, { provider, accounts: opts.accounts, cookieKeys, throttle, passkeys, secureCookies: opts.issuer.startsWith('https:') });
   const setupLinks = createSetupLinkService(opts.store, opts.accounts, opts.families);
   await app.register(accountPages, {
-    invitations: createInvitationService(opts.store, opts.accounts, opts.families),
+    invitations: createInvitationService(opts.store, opts.accounts, opts.families, opts.invitationsPerMember),
     setupLinks,
     throttle,
     signup: opts.signup,
+    invitationsPerMember: opts.invitationsPerMember,
     publicBaseUrl: opts.issuer,
     cookieKeys,
   });
@@ -178,6 +182,8 @@ interface PagesOptions {
   cookieKeys: string[];
   throttle: Throttle;
   passkeys: PasskeyService;
+  /** `PUBLIC_BASE_URL` is https: cookies set here are `Secure`. */
+  secureCookies: boolean;
 }
 
 type Form = Record<string, string | undefined>;
@@ -190,6 +196,7 @@ type UidRequest = FastifyRequest<{ Params: { uid: string }; Body: Form }>;
  */
 async function interactionPages(app: FastifyInstance, opts: PagesOptions): Promise<void> {
   const { provider, accounts, throttle, passkeys } = opts;
+  const devices = createDeviceCookies(opts.cookieKeys);
   const csrfKey = Buffer.from(hkdfSync('sha256', opts.cookieKeys[0]!, 'cardshelf', 'sign-in forms', 32));
   const csrfFor = (uid: string): string => createHmac('sha256', csrfKey).update(uid).digest('base64url');
   const checkCsrf = (uid: string, sent: string | undefined): void => {
@@ -254,12 +261,13 @@ async function interactionPages(app: FastifyInstance, opts: PagesOptions): Promi
     const { interaction } = await details(request, reply);
     if (interaction.prompt.name !== 'login') return render(request, reply);
     const email = request.body.email ?? '';
-    const outcome = await signInWithPassword(accounts, throttle, { email, password: request.body.password ?? '', address: request.ip });
+    const outcome = await signInWithPassword(accounts, throttle, devices, { email, password: request.body.password ?? '', address: request.ip, device: deviceCookieOf(request) });
     if ('waitSeconds' in outcome) {
       reply.code(429).header('retry-after', String(outcome.waitSeconds));
       return render(request, reply, `Too many attempts to sign in. Try again in ${outcome.waitSeconds} seconds.`, email);
     }
     if ('wrong' in outcome) return render(request, reply, WRONG_PASSWORD, email);
+    reply.header('set-cookie', deviceCookieHeader(outcome.deviceCookie, opts.secureCookies));
     return finish(request, reply, { login: { accountId: outcome.account.userId } }, false);
   });
 

@@ -9,6 +9,7 @@ export const ERROR_STATUS = {
   'wishlist-size': 400,
   'group-limit': 400,
   'device-limit': 400,
+  'invitation-limit': 400,
   'card-not-eligible': 400,
   unauthorized: 401,
   forbidden: 403,

@@ -8,16 +8,44 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        get?: never;
+        /**
+         * The open invitations of the caller's family
+         * @description Made by any member, neither used nor expired, the soonest to expire first; their links are not kept, so not shown. Empty when the caller has no family.
+         *
+         *     Needs the scope `family:library:manage`.
+         */
+        get: operations["getUserInvitations"];
         put?: never;
         /**
          * A link that lets one person make an account and join the caller's family
-         * @description Good once, for 7 days; only a hash of it is kept. The caller gets a (stub) family first if they have none. 403 `forbidden` when the server takes no new accounts (`SIGNUP=closed`).
+         * @description Good once, for 7 days, while the caller is in the family; only a hash of it is kept. The caller gets a (stub) family first if they have none. At most 10 open invitations a member (`INVITATIONS_PER_MEMBER`): one more is 400 `invitation-limit`. 403 `forbidden` when the server takes no new accounts (`SIGNUP=closed`).
          *
          *     Needs the scope `family:library:manage`.
          */
         post: operations["postUserInvitations"];
         delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/user/invitations/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Revokes an open invitation of the caller's family
+         * @description Any member may revoke any open invitation of the family: its link stops working at once. 404 `not-found` when the family has no such open invitation (used, expired, revoked, or another family's).
+         *
+         *     Needs the scope `family:library:manage`.
+         */
+        delete: operations["deleteUserInvitationsById"];
         options?: never;
         head?: never;
         patch?: never;
@@ -1398,6 +1426,47 @@ export interface components {
 }
 export type $defs = Record<string, never>;
 export interface operations {
+    getUserInvitations: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The open invitations of the caller's family. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        invitations: {
+                            /** @description The invitation's id: a SHA-256 of its link's secret (never the link). */
+                            id: string;
+                            /** @description The user id of the member who made it. */
+                            invitedBy: string;
+                            /**
+                             * @description ISO 8601, UTC, with milliseconds
+                             * @example 2026-01-31T12:00:00.000Z
+                             */
+                            createdAt: string;
+                            /**
+                             * @description ISO 8601, UTC, with milliseconds
+                             * @example 2026-01-31T12:00:00.000Z
+                             */
+                            expiresAt: string;
+                        }[];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
     postUserInvitations: {
         parameters: {
             query?: never;
@@ -1417,6 +1486,8 @@ export interface operations {
                         invitation: {
                             /** @description The link to hand to the person invited; good once, for 7 days. */
                             url: string;
+                            /** @description The invitation's id: a SHA-256 of its link's secret (never the link). */
+                            id: string;
                             familyId: string;
                             /** Format: date-time */
                             expiresAt: string;
@@ -1427,6 +1498,38 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    deleteUserInvitationsById: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "ok";
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             503: components["responses"]["Unavailable"];

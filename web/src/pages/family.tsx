@@ -4,6 +4,7 @@ import { api, errorMessage, type Family } from '../api.js';
 import { formatDate } from '../format.js';
 import { messages } from '../messages.js';
 import { ErrorText, Link, Page } from '../ui.js';
+import { FamilyInvitations } from './family-invitations.js';
 import { FamilyPlayers } from './family-players.js';
 
 const t = messages.family;
@@ -33,6 +34,8 @@ export function FamilyPage() {
               </li>
             ))}
           </ul>
+          <h2>{messages.invitations.title}</h2>
+          <FamilyInvitations members={f.members} />
           <h2>{t.players}</h2>
           <FamilyPlayers />
           <p>
