@@ -4,6 +4,7 @@ import type { Store } from '../db/dialect.js';
 import { MAX_SUBJECT_LENGTH } from '../auth/verifier.js';
 import { checkPassword, hashPassword, MAX_PASSWORD_LENGTH, MIN_PASSWORD_LENGTH } from './passwords.js';
 import * as repo from './repository.js';
+import { endAccountSessions } from './account-sessions.js';
 
 /** The rules of accounts: who may be added, how one signs in, what one can be asked for. */
 
@@ -126,6 +127,8 @@ export function createAccountService(store: Store): AccountService {
     async setDisabled(key, disabled) {
       const row = await existing(key);
       await repo.updateAccount(db, row.user_id, { disabled: disabled ? 1 : 0, updated_at: new Date().toISOString() });
+      // Whoever has the account page open is signed out of it (issue 33, row 14).
+      if (disabled) await endAccountSessions(store, row.user_id);
       return toAccount({ ...row, disabled: disabled ? 1 : 0 });
     },
     async remove(userId) {
@@ -136,6 +139,8 @@ export function createAccountService(store: Store): AccountService {
       const row = await existing(key);
       const password_hash = await hashPassword(password);
       await repo.updateAccount(db, row.user_id, { password_hash, updated_at: new Date().toISOString() });
+      // A new password ends the account page's sessions, which the old one opened (issue 33, row 14).
+      await endAccountSessions(store, row.user_id);
       return toAccount({ ...row, password_hash });
     },
     async authenticate(email, password) {

@@ -32,6 +32,7 @@ export interface Database {
   setup_links: SetupLinksTable;
   passkeys: PasskeysTable;
   passkey_challenges: PasskeyChallengesTable;
+  account_sessions: AccountSessionsTable;
 }
 
 /** 0 or 1: booleans stored portably. */
@@ -338,5 +339,14 @@ export interface PasskeyChallengesTable {
   challenge: string;
   purpose: string;
   subject: string;
+  expires_at: string;
+}
+
+/** Migration 012: see accounts/account-sessions.ts. */
+export interface AccountSessionsTable {
+  id: string;
+  user_id: string;
+  created_at: string;
+  confirmed_at: string;
   expires_at: string;
 }

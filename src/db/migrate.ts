@@ -11,6 +11,7 @@ import { signInOwners } from './migrations/007-sign-in-owners.js';
 import { liveEvents } from './migrations/008-live-events.js';
 import { players } from './migrations/009-players.js';
 import { passkeys } from './migrations/010-passkeys.js';
+import { accountSessions } from './migrations/012-account-sessions.js';
 
 /** The migrations, in order. Names sort; each is built for the dialect it runs on. */
 function migrations(dialect: StoreDialect): Record<string, Migration> {
@@ -25,6 +26,7 @@ function migrations(dialect: StoreDialect): Record<string, Migration> {
     '008-live-events': liveEvents(dialect),
     '009-players': players(dialect),
     '010-passkeys': passkeys(dialect),
+    '012-account-sessions': accountSessions(dialect),
   };
 }
 
