@@ -82,7 +82,7 @@ describe.skipIf(!haveBrowser)(`passkeys in Chromium on ${testDialect()}`, { time
     expect(credentials[0]!.isResidentCredential).toBe(true);
     await expectAccessible(page, 'the account page listing a passkey');
 
-    await tabTo(page, 'Sign out of this page');
+    await tabTo(page, 'Sign out');
     await page.keyboard.press('Enter');
     await page.getByRole('button', { name: 'Sign in', exact: true }).waitFor();
 
