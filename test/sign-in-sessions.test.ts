@@ -1,3 +1,4 @@
+import { createHash, randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAccountService } from '../src/accounts/service.js';
 import { openStore } from '../src/db/store.js';
@@ -127,6 +128,37 @@ describe(`the sign-in session on ${testDialect()}`, { timeout: 120_000 }, () => 
     expect(stale.page.text).toContain('sign in again to approve');
     expect((await approve(browser, await signIn(browser, stale.page))).text).toContain('Device connected');
     expect((await poll(stale.deviceCode, 'device-six')).status).toBe(200);
+  });
+
+  it('an app approved before (the web app in a new tab) is signed in without asking, however old the sign-in', async () => {
+    const browser = new Browser(t);
+    const verifier = randomBytes(32).toString('base64url');
+    const query = new URLSearchParams({
+      client_id: 'cardshelf-web',
+      response_type: 'code',
+      redirect_uri: 'http://localhost/app/callback',
+      scope: 'openid profile offline_access',
+      code_challenge: createHash('sha256').update(verifier).digest('base64url'),
+      code_challenge_method: 'S256',
+    });
+    /** Follows the engine's redirects until a page or the app's callback; answers where it stopped. */
+    const untilCallback = async (from: Answer): Promise<Answer> => {
+      let answer = from;
+      for (let i = 0; i < 10 && answer.location && !answer.location.startsWith('http://localhost/app/callback'); i++) answer = await browser.request('GET', answer.location);
+      return answer;
+    };
+    const authorize = async (): Promise<Answer> => untilCallback(await browser.request('GET', `/authorize?${query}`));
+    const first = await authorize();
+    expect(first.text).toContain('<h1>Sign in</h1>');
+    const approvePage = await signIn(browser, first);
+    expect(approvePage.text).toContain('Approve this app?');
+    const approved = await untilCallback(await browser.request('POST', formAction(approvePage.text), { csrf: field(approvePage.text, 'csrf'), decision: 'approve' }));
+    expect(approved.location).toMatch(/^http:\/\/localhost\/app\/callback\?code=/);
+
+    await ageSignIn(60 * 60);
+    const again = await authorize();
+    expect(again.status, again.text.slice(-600)).toBe(303);
+    expect(again.location).toMatch(/^http:\/\/localhost\/app\/callback\?code=/);
   });
 
   it('the session cookie has no expiry (it ends with the browser), and the session ends 12 hours after signing in', async () => {
