@@ -96,7 +96,7 @@ describe(`the sign-in session on ${testDialect()}`, { timeout: 120_000 }, () => 
     expect(third.page.text).toContain('<h1>Sign in</h1>');
     expect(third.page.text).not.toContain('Approve this app?');
     // The device approved before keeps its sign-in.
-    expect((await tokenRequest(t, { grant_type: 'refresh_token', refresh_token: tokens.body.refresh_token, client_id: 'device-one' })).status).toBe(200);
+    expect((await tokenRequest(t, { grant_type: 'refresh_token', refresh_token: String(tokens.body.refresh_token), client_id: 'device-one' })).status).toBe(200);
   });
 
   it('a sign-in older than 5 minutes asks again (the same email filled in) before approving a device; a sign-in since then approves', async () => {
@@ -147,7 +147,7 @@ describe(`the sign-in session on ${testDialect()}`, { timeout: 120_000 }, () => 
       for (let i = 0; i < 10 && answer.location && !answer.location.startsWith('http://localhost/app/callback'); i++) answer = await browser.request('GET', answer.location);
       return answer;
     };
-    const authorize = async (): Promise<Answer> => untilCallback(await browser.request('GET', `/authorize?${query}`));
+    const authorize = async (): Promise<Answer> => untilCallback(await browser.request('GET', `/authorize?${query.toString()}`));
     const first = await authorize();
     expect(first.text).toContain('<h1>Sign in</h1>');
     const approvePage = await signIn(browser, first);
