@@ -13,25 +13,31 @@ import { testDialect } from './support/test-database.js';
  */
 const DEVICE_GRANT = 'urn:ietf:params:oauth:grant-type:device_code';
 const ANN = { email: 'ann@example.com', password: 'correct horse battery' };
+const BOB = { email: 'bob@example.com', password: 'another long password' };
 
 describe(`the sign-in session on ${testDialect()}`, { timeout: 120_000 }, () => {
   let t: TestApp;
   let userId: string;
+  let bobId: string;
   beforeAll(async () => {
     t = await startTestApp({ PUBLIC_BASE_URL: 'http://localhost' });
     const store = openStore(t.config.database);
     try {
       userId = (await createAccountService(store).add({ ...ANN, displayName: 'Ann' })).userId;
+      bobId = (await createAccountService(store).add({ ...BOB, displayName: 'Bob' })).userId;
     } finally {
       await store.db.destroy();
     }
   });
   afterAll(async () => t?.close());
 
+  // Each device from its own address: the device-code throttle (10 an address) is not under test here.
+  let devices = 0;
   async function startDevice(clientId: string): Promise<{ device_code: string; user_code: string }> {
     const raw = await t.app.inject({
       method: 'POST',
       url: '/oauth/device/code',
+      remoteAddress: `198.51.100.${++devices}`,
       headers: { 'content-type': 'application/x-www-form-urlencoded' },
       payload: new URLSearchParams({ client_id: clientId, scope: 'openid profile offline_access' }).toString(),
     });
@@ -48,8 +54,8 @@ describe(`the sign-in session on ${testDialect()}`, { timeout: 120_000 }, () => 
     return { page, deviceCode: device.device_code };
   }
 
-  const signIn = async (browser: Browser, page: Answer): Promise<Answer> =>
-    browser.follow(await browser.request('POST', formAction(page.text), { csrf: field(page.text, 'csrf'), ...ANN }));
+  const signIn = async (browser: Browser, page: Answer, who = ANN): Promise<Answer> =>
+    browser.follow(await browser.request('POST', formAction(page.text), { csrf: field(page.text, 'csrf'), ...who }));
   const approve = async (browser: Browser, page: Answer): Promise<Answer> =>
     browser.follow(await browser.request('POST', formAction(page.text), { csrf: field(page.text, 'csrf'), decision: 'approve' }));
   const poll = (deviceCode: string, clientId: string) => tokenRequest(t, { grant_type: DEVICE_GRANT, device_code: deviceCode, client_id: clientId });
@@ -128,6 +134,36 @@ describe(`the sign-in session on ${testDialect()}`, { timeout: 120_000 }, () => 
     expect(stale.page.text).toContain('sign in again to approve');
     expect((await approve(browser, await signIn(browser, stale.page))).text).toContain('Device connected');
     expect((await poll(stale.deviceCode, 'device-six')).status).toBe(200);
+  });
+
+  it('asked again on a shared tablet, another person signs in instead: the first sign-in ends and the device is approved for the second', async () => {
+    const browser = new Browser(t);
+    const first = await connectDevice(browser, 'device-tablet-ann');
+    await approve(browser, await signIn(browser, first.page));
+    await ageSignIn(6 * 60);
+    const stale = await connectDevice(browser, 'device-tablet-bob');
+    expect(stale.page.text).toContain('Not Ann? Sign in with your own account.');
+    // The engine ends Ann's session first (a form its page posts by itself; posted here as a browser without script would).
+    const switching = await browser.request('POST', formAction(stale.page.text), { csrf: field(stale.page.text, 'csrf'), ...BOB });
+    const handOff = await browser.follow(switching);
+    const action = /<form method="post" action="([^"]+)"/.exec(handOff.text)?.[1];
+    expect(action, handOff.text.slice(0, 400)).toBe('http://localhost/session/end/confirm');
+    expect(handOff.headers['content-security-policy']).toMatch(/script-src 'self' 'sha256-/);
+    const approvePage = await browser.follow(await browser.request('POST', action!, { xsrf: field(handOff.text, 'xsrf'), logout: 'yes' }));
+    expect(approvePage.text).toContain('Signed in as Bob');
+    expect((await approve(browser, approvePage)).text).toContain('Device connected');
+    const tokens = await poll(stale.deviceCode, 'device-tablet-bob');
+    expect(tokens.status).toBe(200);
+    expect(JSON.parse(Buffer.from(String(tokens.body.access_token).split('.')[1]!, 'base64url').toString()) as { sub: string }).toMatchObject({ sub: bobId });
+  });
+
+  it("a sign-in form posted with the token of another sign-in is refused (403)", async () => {
+    const one = await connectDevice(new Browser(t), 'device-token-one');
+    const browser = new Browser(t);
+    const two = await connectDevice(browser, 'device-token-two');
+    const refused = await browser.request('POST', formAction(two.page.text), { csrf: field(one.page.text, 'csrf'), ...ANN });
+    expect(refused.status).toBe(403);
+    expect(refused.json).toMatchObject({ error: { code: 'forbidden' } });
   });
 
   it('an app approved before (the web app in a new tab) is signed in without asking, however old the sign-in', async () => {

@@ -137,8 +137,8 @@ export async function accountPage(app: App, opts: AccountPageOptions): Promise<v
   app.post(PATHS.signOut, { schema: { hide: true, body: formBody } }, async (request, reply) => {
     // Signed out of the page already, the engine's session still ends: a post from another site
     // carries neither cookie (SameSite=Lax), so it can end nothing.
-    await signedInForm(request, (request.body as Form).csrf);
-    const cleared = await cookie.signOut(request);
+    const found = await signedInForm(request, (request.body as Form).csrf);
+    const cleared = await cookie.signOut(found?.session);
     await opts.endBrowserSignIn(request, reply);
     return seeOther(reply, cleared);
   });

@@ -9,8 +9,8 @@ export interface AccountSessionCookie {
   current(request: FastifyRequest): Promise<AccountSession | undefined>;
   /** Starts a session for `userId`; answers its `Set-Cookie`. */
   signIn(userId: string): Promise<string>;
-  /** Ends the request's session, if any; answers the `Set-Cookie` that clears the cookie. */
-  signOut(request: FastifyRequest): Promise<string>;
+  /** Ends `session` (the request's, if it has one); answers the `Set-Cookie` that clears the cookie. */
+  signOut(session: AccountSession | undefined): Promise<string>;
 }
 
 /**
@@ -32,8 +32,7 @@ export function accountSessionCookie(sessions: AccountSessions, opts: { secure: 
     async signIn(userId) {
       return `${COOKIE}=${await sessions.start(userId)}; Max-Age=${ACCOUNT_SESSION_MS / 1000}; ${attributes}`;
     },
-    async signOut(request) {
-      const session = await sessions.find(secretOf(request) ?? '');
+    async signOut(session) {
       if (session) await sessions.end(session.id);
       return `${COOKIE}=; Max-Age=0; ${attributes}`;
     },

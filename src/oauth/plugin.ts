@@ -210,7 +210,7 @@ async function interactionPages(app: FastifyInstance, opts: PagesOptions): Promi
 
   // `remember: false`: the engine's session cookie has no expiry, so it ends with the browser
   // (and the session itself SIGN_IN_SESSION_SECONDS after signing in, whichever comes first).
-  const signedIn = (accountId: string): { accountId: string; remember: boolean } => ({ accountId, remember: false });
+  const loginResult = (accountId: string): { accountId: string; remember: boolean } => ({ accountId, remember: false });
 
   const action = (uid: string, step: 'login' | 'confirm' | 'passkey' | 'passkey/options'): string => `${INTERACTION_PATH}/${encodeURIComponent(uid)}/${step}`;
 
@@ -253,7 +253,7 @@ async function interactionPages(app: FastifyInstance, opts: PagesOptions): Promi
       return render(request, reply, `Too many attempts to sign in. Try again in ${outcome.waitSeconds} seconds.`, email);
     }
     if ('wrong' in outcome) return render(request, reply, WRONG_PASSWORD, email);
-    return finish(request, reply, { login: signedIn(outcome.account.userId) }, false);
+    return finish(request, reply, { login: loginResult(outcome.account.userId) }, false);
   });
 
   // Signing in with a passkey: the page script asks for options, then sends the browser's answer
@@ -281,7 +281,7 @@ async function interactionPages(app: FastifyInstance, opts: PagesOptions): Promi
     if ('waitSeconds' in outcome) {
       throw new AppError('rate-limited', `Too many attempts to sign in. Try again in ${outcome.waitSeconds} seconds.`, { 'retry-after': String(outcome.waitSeconds) });
     }
-    const location = await provider.interactionResult(request.raw, reply.raw, { login: signedIn(outcome.account.userId) }, { mergeWithLastSubmission: false });
+    const location = await provider.interactionResult(request.raw, reply.raw, { login: loginResult(outcome.account.userId) }, { mergeWithLastSubmission: false });
     return reply.type('application/json').send({ location });
   });
 
