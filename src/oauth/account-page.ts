@@ -1,7 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { AccountSession } from '../accounts/account-sessions.js';
-import { createAccountSessions } from '../accounts/account-sessions.js';
+import { createAccountSessions, type AccountSession } from '../accounts/account-sessions.js';
 import { signInWithPassword, WRONG_PASSWORD } from '../accounts/password-sign-in.js';
 import type { PasskeyService } from '../accounts/passkeys.js';
 import type { Account, AccountService } from '../accounts/service.js';
