@@ -8,6 +8,7 @@ import { testDialect } from './support/test-database.js';
 
 const ANN = { email: 'ann@example.com', password: 'correct horse battery' };
 const BOB = { email: 'bob@example.com', password: 'another long password' };
+const DAVE = { email: 'dave@example.com', password: 'a third long password' };
 const REDIRECT = 'http://127.0.0.1:9/callback';
 
 /** The grant id in the revoke form of `clientId`'s row. */
@@ -26,6 +27,7 @@ describe(`the account page on ${testDialect()}`, { timeout: 120_000 }, () => {
       const accounts = createAccountService(store);
       await accounts.add({ ...ANN, displayName: 'Ann' });
       await accounts.add({ ...BOB, displayName: 'Bob' });
+      await accounts.add({ ...DAVE, displayName: 'Dave' });
     } finally {
       await store.db.destroy();
     }
@@ -135,6 +137,69 @@ describe(`the account page on ${testDialect()}`, { timeout: 120_000 }, () => {
     }
     expect(last.status).toBe(429);
     expect(last.headers['retry-after']).toBe('2');
+  });
+
+  it('signing out ends the session on the server: the cookie replayed after it is refused', async () => {
+    const browser = await signInToPage(ANN);
+    const cookie = /cardshelf_account=[^;]+/.exec(await signInToPageRaw(ANN))![0];
+    const replay = () => t.app.inject({ method: 'GET', url: '/account', headers: { cookie } });
+    expect((await replay()).body).toContain('Signed in as Ann');
+
+    // That second session signs out; the first is still signed in.
+    const second = await t.app.inject({ method: 'GET', url: '/account', headers: { cookie } });
+    const out = await t.app.inject({
+      method: 'POST',
+      url: '/account/sign-out',
+      headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' },
+      payload: new URLSearchParams({ csrf: field(second.body, 'csrf') }).toString(),
+    });
+    expect(out.statusCode).toBe(303);
+    const replayed = await replay();
+    expect(replayed.body).toContain('Sign in to see the apps');
+    expect(replayed.body).not.toContain('Signed in as Ann');
+    const revokeWithIt = await t.app.inject({
+      method: 'POST',
+      url: '/account/apps/revoke',
+      headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' },
+      payload: new URLSearchParams({ csrf: field(second.body, 'csrf'), grant: 'any' }).toString(),
+    });
+    expect(revokeWithIt.statusCode).toBe(401);
+    expect((await browser.request('GET', '/account')).text).toContain('Signed in as Ann');
+  });
+
+  it("a form token of another session is refused (403), even of the same account's", async () => {
+    const ann = await signInToPage(ANN);
+    const annsPage = (await ann.request('GET', '/account')).text;
+    const bob = await signInToPage(BOB);
+    const annAgain = await signInToPage(ANN);
+    const grant = 'no-such-grant';
+    for (const [browser, who] of [[bob, 'Bob'], [annAgain, 'Ann in another browser']] as const) {
+      const refused = await browser.request('POST', '/account/apps/revoke', { csrf: field(annsPage, 'csrf'), grant });
+      expect(refused.status, who).toBe(403);
+      expect(refused.json).toMatchObject({ error: { code: 'forbidden' } });
+    }
+    // With its own session's token, the same post goes through (and finds no such app).
+    expect((await ann.request('POST', '/account/apps/revoke', { csrf: field(annsPage, 'csrf'), grant })).status).toBe(404);
+  });
+
+  it.each([
+    ['disabling the account', async (accounts: ReturnType<typeof createAccountService>) => {
+      await accounts.setDisabled(DAVE.email, true);
+      await accounts.setDisabled(DAVE.email, false);
+    }],
+    ['resetting its password', async (accounts: ReturnType<typeof createAccountService>) => {
+      await accounts.resetPassword(DAVE.email, DAVE.password);
+    }],
+  ])('%s ends its account page sessions at once', async (_what, change) => {
+    const browser = await signInToPage(DAVE);
+    expect((await browser.request('GET', '/account')).text).toContain('Signed in as Dave');
+    const store = openStore(t.config.database);
+    try {
+      await change(createAccountService(store));
+    } finally {
+      await store.db.destroy();
+    }
+    expect((await browser.request('GET', '/account')).text).toContain('Sign in to see the apps');
   });
 
   /** The raw Set-Cookie of a sign-in to the page. */

@@ -82,7 +82,24 @@ describe.skipIf(!haveBrowser)(`passkeys in Chromium on ${testDialect()}`, { time
     expect(credentials[0]!.isResidentCredential).toBe(true);
     await expectAccessible(page, 'the account page listing a passkey');
 
-    await tabTo(page, 'Sign out of this page');
+    // The page left open for 6 minutes (its session's password aged in the database): changing
+    // passkeys asks for the password again first, by keyboard too.
+    const old = new Date(Date.now() - 6 * 60_000).toISOString();
+    await deployment.store().db.updateTable('account_sessions').set({ confirmed_at: old }).execute();
+    await page.reload();
+    await page.getByText('To add or remove a passkey, enter your password again.').waitFor();
+    expect(await page.getByRole('button', { name: 'Add a passkey' }).count()).toBe(0);
+    expect(await page.getByRole('button', { name: 'Remove the passkey Phone in the kitchen' }).count()).toBe(0);
+    await expectLabelled(page);
+    await expectAccessible(page, 'the account page asking for the password again');
+    await tabTo(page, 'Password');
+    await page.keyboard.type(demo.password);
+    await page.keyboard.press('Enter');
+    await page.getByRole('status').filter({ hasText: 'you can add or remove passkeys' }).waitFor();
+    await page.getByRole('button', { name: 'Remove the passkey Phone in the kitchen' }).waitFor();
+    await expectAccessible(page, 'the account page after the password again');
+
+    await tabTo(page, 'Sign out');
     await page.keyboard.press('Enter');
     await page.getByRole('button', { name: 'Sign in', exact: true }).waitFor();
 

@@ -269,6 +269,45 @@ describe(`passkeys on ${testDialect()}`, { timeout: 120_000 }, () => {
     expect(refused.status).toBe(401);
   });
 
+  it('adding or removing a passkey needs the password entered in the last 5 minutes: refused (403) before, done after confirming it', async () => {
+    const kept = await addPasskey(BOB, 'kept');
+    const { browser, html } = await accountPage(BOB);
+    const csrf = field(html, 'csrf');
+    // The session's password, 6 minutes old (as if the page were left open on a shared tablet).
+    const store = openStore(t.config.database);
+    try {
+      const old = new Date(Date.now() - 6 * 60_000).toISOString();
+      await store.db.updateTable('account_sessions').set({ confirmed_at: old }).where('user_id', '=', ids[BOB.email]!).execute();
+    } finally {
+      await store.db.destroy();
+    }
+
+    const page = await browser.request('GET', '/account');
+    expect(page.text).toContain('To add or remove a passkey, enter your password again.');
+    expect(page.text).not.toContain('id="passkey-form"');
+    expect(page.text).not.toContain('>Remove</button>');
+    const options = await browser.json('/account/passkeys/options', { csrf });
+    expect(options.status).toBe(403);
+    expect(options.json).toMatchObject({ error: { code: 'forbidden' } });
+    const added = await browser.json('/account/passkeys', { csrf, name: 'late', response: new SoftAuthenticator(ORIGIN).register({ challenge: 'eA', rp: { id: 'localhost' }, user: { id: 'eA' } }) });
+    expect(added.status).toBe(403);
+    const removed = await browser.request('POST', '/account/passkeys/remove', { csrf, id: kept.id });
+    expect(removed.status).toBe(403);
+    expect(removed.text).toContain('Enter your password again before removing a passkey.');
+    expect(removed.text).toContain('kept');
+
+    const wrong = await browser.request('POST', '/account/confirm', { csrf, password: 'not the password' });
+    expect(wrong.status).toBe(401);
+    expect(wrong.text).toContain('That password is not right.');
+    const confirmed = await browser.request('POST', '/account/confirm', { csrf, password: BOB.password });
+    expect(confirmed.status).toBe(200);
+    expect(confirmed.text).toContain('id="passkey-form"');
+    expect((await browser.json('/account/passkeys/options', { csrf })).status).toBe(200);
+    const gone = await browser.request('POST', '/account/passkeys/remove', { csrf, id: kept.id });
+    expect(gone.status).toBe(200);
+    expect(gone.text).toContain('The passkey is removed');
+  });
+
   it('serves the page scripts from this origin, and the pages allow exactly that (no inline script)', async () => {
     const lib = await t.app.inject({ method: 'GET', url: '/sign-in/webauthn.js' });
     expect(lib.statusCode).toBe(200);

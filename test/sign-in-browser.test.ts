@@ -178,4 +178,69 @@ describe.skipIf(!haveBrowser)(`signing in from Chromium on ${testDialect()}`, { 
     expect(refused.status).toBe(400);
     await context.close();
   });
+  it('on a 375 px phone, by keyboard: "Not you? Sign out" on the approve page and "Sign out" on /account each end the sign-in, so the next device asks for the password', async () => {
+    const context = await browser.newContext({ viewport: { width: 375, height: 667 }, isMobile: true, hasTouch: true });
+    const page = await context.newPage();
+    /** Enters a new device's code at /activate and confirms it, by keyboard; answers its device code. */
+    const connect = async (clientId: string): Promise<string> => {
+      const started = await fetch(`${server.url}/oauth/device/code`, form({ client_id: clientId, scope: 'openid profile offline_access' }));
+      const device = (await started.json()) as { device_code: string; user_code: string; verification_uri: string };
+      await page.goto(device.verification_uri);
+      await tabTo(page, 'Code');
+      await page.keyboard.type(device.user_code);
+      await page.keyboard.press('Enter');
+      await page.getByText('Is this your device?').waitFor();
+      await tabTo(page, 'Continue');
+      await page.keyboard.press('Enter');
+      return device.device_code;
+    };
+    const signIn = async (): Promise<void> => {
+      await page.getByRole('heading', { name: 'Sign in' }).waitFor();
+      await tabTo(page, 'Email');
+      await page.keyboard.type(demo.email);
+      await tabTo(page, 'Password');
+      await page.keyboard.type(demo.password);
+      await page.keyboard.press('Enter');
+    };
+
+    await connect('yoto-sign-out-one');
+    await signIn();
+    await page.getByRole('heading', { name: 'Approve this app?' }).waitFor();
+    expect(await page.getByText('Not Demo Parent?').count()).toBe(1);
+    await expectAccessible(page, 'approve, with its sign-out link');
+    await tabTo(page, 'Sign out');
+    await page.keyboard.press('Enter');
+    await page.getByRole('heading', { name: 'Sign out?' }).waitFor();
+    await expectAccessible(page, 'the sign-out page');
+    await tabTo(page, 'Sign out');
+    await page.keyboard.press('Enter');
+    await page.getByRole('heading', { name: 'Signed out' }).waitFor();
+    await expectAccessible(page, 'signed out');
+
+    // Signed out: the next device asks for the password again, then approves.
+    const second = await connect('yoto-sign-out-two');
+    await signIn();
+    await page.getByRole('heading', { name: 'Approve this app?' }).waitFor();
+    await tabTo(page, 'Approve');
+    await page.keyboard.press('Enter');
+    await page.getByRole('heading', { name: 'Device connected' }).waitFor();
+    const tokens = await fetch(`${server.url}/oauth/token`, form({ grant_type: DEVICE_GRANT, device_code: second, client_id: 'yoto-sign-out-two' }));
+    expect(tokens.status).toBe(200);
+
+    // The account page's "Sign out" ends the pages' sign-in too.
+    await page.goto(`${server.url}/account`);
+    await tabTo(page, 'Email');
+    await page.keyboard.type(demo.email);
+    await tabTo(page, 'Password');
+    await page.keyboard.type(demo.password);
+    await page.keyboard.press('Enter');
+    await page.getByRole('heading', { name: 'Signed-in apps' }).waitFor();
+    await tabTo(page, 'Sign out');
+    await page.keyboard.press('Enter');
+    await page.getByRole('button', { name: 'Sign in', exact: true }).waitFor();
+    await connect('yoto-sign-out-three');
+    await page.getByRole('heading', { name: 'Sign in' }).waitFor();
+    expect(await page.getByRole('heading', { name: 'Approve this app?' }).count()).toBe(0);
+    await context.close();
+  });
 });

@@ -83,12 +83,13 @@ beforeAll(async () => {
     carol = await accounts.add({ email: 'carol@example.com', displayName: 'Carol', password: `${PASSWORD} carol`, userId: newUser('acx-carol') });
     await store.db.insertInto('passkeys').values([passkey('key-bob', bob.userId), passkey('key-carol', carol.userId)]).execute();
     await addClient(store, { clientId: 'shelf-app', name: 'Shelf', redirectUris: ['https://app.example/callback'] }, 'cardshelf');
-    // What must not travel: a session, an invitation, a set-up link, a throttle counter.
+    // What must not travel: a session (the engine's, the account page's), an invitation, a set-up link, a throttle counter.
     await store.db.insertInto('oauth_records').values({ model: 'Session', id: 'live-session', payload: '{}', grant_id: null, user_code: null, uid: 'u1', expires_at: LATER, account_id: ann.userId, client_id: null }).execute();
     await store.db.insertInto('invitations').values({ secret_hash: 'f'.repeat(64), family_id: 'x', invited_by: ann.userId, created_at: LATER, expires_at: LATER, used_at: null, used_by: null }).execute();
     await store.db.insertInto('setup_links').values({ secret_hash: 'e'.repeat(64), created_at: LATER, expires_at: LATER, used_at: null }).execute();
     await store.db.insertInto('throttle_counters').values({ key: 'signInEmail:bob@example.com', attempts: 3, last_attempt_at: LATER, locked_until: LATER }).execute();
     await store.db.insertInto('token_revocations').values({ kind: 'account', subject: bob.userId, revoked_at: '2026-01-01T00:00:00.000Z', expires_at: null }).execute();
+    await store.db.insertInto('account_sessions').values({ id: 'd'.repeat(64), user_id: ann.userId, created_at: LATER, confirmed_at: LATER, expires_at: LATER }).execute();
   });
   familyId = await familyOf(source, [ann.userId, bob.userId]);
   await familyOf(source, [carol.userId]);
@@ -117,7 +118,7 @@ describe(`accounts move with an instance (${SOURCE} to ${TARGET})`, { timeout: 1
         const keys = await store.db.selectFrom('passkeys').selectAll().orderBy('id').execute();
         expect(keys.map((k) => ({ ...k, counter: Number(k.counter) }))).toEqual([passkey('key-bob', bob.userId), passkey('key-carol', carol.userId)]);
         expect(await store.db.selectFrom('oauth_records').select('model').execute()).toEqual([{ model: 'Client' }]);
-        for (const table of ['invitations', 'setup_links', 'throttle_counters', 'passkey_challenges', 'token_revocations'] as const) {
+        for (const table of ['invitations', 'setup_links', 'throttle_counters', 'passkey_challenges', 'token_revocations', 'account_sessions'] as const) {
           expect(await store.db.selectFrom(table).selectAll().execute(), table).toEqual([]);
         }
       });

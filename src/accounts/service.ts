@@ -8,6 +8,7 @@ import { recordRevocations } from '../auth/revocation-repository.js';
 import { accountRevocation, announceRevocations } from '../auth/revocations.js';
 import { MAX_SUBJECT_LENGTH } from '../auth/verifier.js';
 import { endSignInsOf } from '../oauth/grants.js';
+import { deleteSessionsOf } from './account-sessions-repository.js';
 import { checkPassword, hashPassword, newPasswordProblem } from './passwords.js';
 import * as repo from './repository.js';
 
@@ -103,7 +104,7 @@ export function createAccountService(store: Store): AccountService {
 
   /**
    * Changes an account and, in the same transaction, ends its sign-ins (grants, refresh tokens,
-   * the engine's browser sessions) and revokes its grants' access tokens and every token of its
+   * the engine's browser sessions, the account page's sessions) and revokes its grants' access tokens and every token of its
    * user id issued in an earlier second, on every instance (src/auth/revocations.ts): after a
    * disable or a password reset, nothing issued before it still works.
    */
@@ -111,6 +112,8 @@ export function createAccountService(store: Store): AccountService {
     const revoked = await inUnitOfWork(store, [], async (trx) => {
       await repo.updateAccount(trx, userId, fields);
       const grants = await endSignInsOf(trx, store, userId);
+      // Whoever has the account page open is signed out of it too (row 14).
+      await deleteSessionsOf(trx, userId);
       const account = accountRevocation(userId);
       await recordRevocations(trx, store.dialect, [account]);
       // The command line reaches the servers through the database only: the log tells them. (A

@@ -33,6 +33,7 @@ export interface Database {
   passkeys: PasskeysTable;
   passkey_challenges: PasskeyChallengesTable;
   token_revocations: TokenRevocationsTable;
+  account_sessions: AccountSessionsTable;
 }
 
 /** 0 or 1: booleans stored portably. */
@@ -350,4 +351,13 @@ export interface TokenRevocationsTable {
   subject: string;
   revoked_at: string;
   expires_at: string | null;
+}
+
+/** Migration 012: see accounts/account-sessions.ts. */
+export interface AccountSessionsTable {
+  id: string;
+  user_id: string;
+  created_at: string;
+  confirmed_at: string;
+  expires_at: string;
 }

@@ -12,6 +12,7 @@ import { liveEvents } from './migrations/008-live-events.js';
 import { players } from './migrations/009-players.js';
 import { passkeys } from './migrations/010-passkeys.js';
 import { tokenRevocations } from './migrations/011-token-revocations.js';
+import { accountSessions } from './migrations/012-account-sessions.js';
 
 /** The migrations, in order. Names sort; each is built for the dialect it runs on. */
 function migrations(dialect: StoreDialect): Record<string, Migration> {
@@ -27,6 +28,7 @@ function migrations(dialect: StoreDialect): Record<string, Migration> {
     '009-players': players(dialect),
     '010-passkeys': passkeys(dialect),
     '011-token-revocations': tokenRevocations(dialect),
+    '012-account-sessions': accountSessions(dialect),
   };
 }
 

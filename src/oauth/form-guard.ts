@@ -7,15 +7,24 @@ import { AppError } from '../shared/errors.js';
 const FORM_TTL_MS = 3_600_000;
 
 export interface FormGuard {
-  /** The token a form for `purpose` carries: the time it was shown and an HMAC of it. */
-  tokenFor(purpose: string): string;
-  /** Refuses (403) a post of a `purpose` form without a fresh token, or from another site. */
-  check(request: FastifyRequest, purpose: string, sent: string | undefined): void;
+  /**
+   * The token a form for `purpose` carries: the time it was shown and an HMAC of it, of the
+   * purpose and of `boundTo` (the session the form belongs to: an app's sign-in in progress,
+   * an account page session), when there is one.
+   */
+  tokenFor(purpose: string, boundTo?: string): string;
+  /**
+   * Refuses (403) a post of a `purpose` form without a fresh token made for the same `boundTo`,
+   * or from another site.
+   */
+  check(request: FastifyRequest, purpose: string, sent: string | undefined, boundTo?: string): void;
 }
 
 /**
- * CSRF protection of the forms outside an app's sign-in (invitations, sign-up, the account
- * page). The token is an HMAC of the time the page was shown, good for an hour; and a post the
+ * CSRF protection of every form of the pages (an app's sign-in and approval, invitations,
+ * sign-up, the set-up link, the account page): one scheme. The token is an HMAC of the time the
+ * page was shown, good for an hour, bound to the session it was shown in where there is one (so
+ * a token from another sign-in or another account page session is refused); and a post the
  * browser says comes from another site is refused: `Sec-Fetch-Site` (every current browser), or
  * `Origin` (which is "null" under the no-referrer policy the app sends, so only a real other
  * origin is refused by it).
@@ -23,18 +32,20 @@ export interface FormGuard {
 export function createFormGuard(publicBaseUrl: string, cookieKeys: string[]): FormGuard {
   const origin = new URL(publicBaseUrl).origin;
   const key = Buffer.from(hkdfSync('sha256', cookieKeys[0]!, 'cardshelf', 'account forms', 32));
-  const mac = (purpose: string, issued: string): string => createHmac('sha256', key).update(`${purpose}:${issued}`).digest('base64url');
+  // Lengths first, so that no purpose and binding run together into another pair's text.
+  const mac = (purpose: string, boundTo: string, issued: string): string =>
+    createHmac('sha256', key).update(`${purpose.length}:${purpose}:${boundTo.length}:${boundTo}:${issued}`).digest('base64url');
   return {
-    tokenFor(purpose) {
+    tokenFor(purpose, boundTo = '') {
       const issued = String(Date.now());
-      return `${issued}.${mac(purpose, issued)}`;
+      return `${issued}.${mac(purpose, boundTo, issued)}`;
     },
-    check(request, purpose, sent) {
+    check(request, purpose, sent, boundTo = '') {
       const site = request.headers['sec-fetch-site'];
       const sentOrigin = request.headers.origin;
       const otherSite = (site !== undefined && site !== 'same-origin' && site !== 'none') || (sentOrigin !== undefined && sentOrigin !== 'null' && sentOrigin !== origin);
       const [issued = '', given = ''] = (sent ?? '').split('.');
-      const expected = Buffer.from(mac(purpose, issued));
+      const expected = Buffer.from(mac(purpose, boundTo, issued));
       const fresh = Date.now() - Number(issued) < FORM_TTL_MS;
       const matches = given.length === expected.length && timingSafeEqual(Buffer.from(given), expected);
       if (otherSite || !fresh || !matches) {
@@ -44,7 +55,10 @@ export function createFormGuard(publicBaseUrl: string, cookieKeys: string[]): Fo
   };
 }
 
-/** Form posts (`application/x-www-form-urlencoded`, 8 KiB at most) as a flat record, in `app`'s scope. */
+/**
+ * Form posts (`application/x-www-form-urlencoded`, 8 KiB at most) as a flat record, in `app`'s
+ * scope: the one form parser of the pages.
+ */
 export function acceptForms(app: FastifyInstance): void {
   app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string', bodyLimit: 8192 }, (_req, body, done) => {
     done(null, Object.fromEntries(new URLSearchParams(body as string)));

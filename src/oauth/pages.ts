@@ -77,13 +77,19 @@ ${fields}<button type="submit">${escapeHtml(button)}</button>
 }
 
 /** `passkey`: where its passkey form talks to; none when passkeys cannot work here (an IP address). */
-export function signInPage(opts: { action: string; csrf: string; client: ClientShown; email?: string; error?: string; passkey?: PasskeyEndpoints }): string {
+/**
+ * `passkey`: where its passkey form talks to; none when passkeys cannot work here (an IP address).
+ * `notice`: why the sign-in is asked (again), when it is not the first.
+ */
+export function signInPage(opts: { action: string; csrf: string; client: ClientShown; email?: string; error?: string; notice?: string; passkey?: PasskeyEndpoints }): string {
   // The heading inside the form: both are shown only where the script can use a passkey.
   const passkey = opts.passkey ? `\n${passkeyForm('sign-in', opts.passkey, '<h2>Or with a passkey</h2>\n', 'Sign in with a passkey')}` : '';
-  return page('Sign in', `${errorLine(opts.error)}${clientLine(opts.client)}\n${passwordForm(opts)}${passkey}`, opts.passkey !== undefined);
+  const notice = opts.notice ? `<p>${escapeHtml(opts.notice)}</p>` : '';
+  return page('Sign in', `${errorLine(opts.error)}${clientLine(opts.client)}\n${notice}${passwordForm(opts)}${passkey}`, opts.passkey !== undefined);
 }
 
-export function approvePage(opts: { action: string; csrf: string; client: ClientShown; accountName: string }): string {
+/** `signOut`: where "Not you? Sign out" leads (the engine's sign-out page). */
+export function approvePage(opts: { action: string; csrf: string; client: ClientShown; accountName: string; signOut: string }): string {
   return page(
     'Approve this app?',
     `${clientLine(opts.client)}
@@ -92,7 +98,21 @@ export function approvePage(opts: { action: string; csrf: string; client: Client
 <input type="hidden" name="csrf" value="${escapeHtml(opts.csrf)}">
 <button type="submit" name="decision" value="approve">Approve</button>
 <button type="submit" name="decision" value="deny">Deny</button>
-</form>`,
+</form>
+<p>Not ${escapeHtml(opts.accountName)}? <a href="${escapeHtml(opts.signOut)}">Sign out</a></p>`,
+  );
+}
+
+/**
+ * The engine's sign-out page, around the form it made (its action and CSRF value, `xsrf`); the
+ * button submits it with `logout=yes`, which ends the session.
+ */
+export function signOutPage(engineForm: string): string {
+  return page(
+    'Sign out?',
+    `<p>Sign out of Cardshelf in this browser? The devices and apps you approved stay signed in; your account page (<a href="/account">/account</a>) signs them out.</p>
+${engineForm}
+<button type="submit" form="op.logoutForm" name="logout" value="yes">Sign out</button>`,
   );
 }
 
@@ -175,21 +195,37 @@ export interface PasskeyShown {
   lastUsed?: string;
 }
 
-/** The account's passkeys, each with a button that removes it, and the form that adds one. */
-function passkeysSection(passkeys: PasskeyShown[], removeAction: string, csrf: string, add: PasskeyEndpoints | undefined): string {
-  const items = passkeys.map(
-    (p) => `<li><p>${escapeHtml(p.name)}<br><span class="muted">Added ${escapeHtml(p.added)}; ${p.lastUsed ? `last used ${escapeHtml(p.lastUsed)}` : 'not used yet'}</span></p>
-<form method="post" action="${escapeHtml(removeAction)}">
+/**
+ * The account's passkeys, each with a button that removes it, and the form that adds one; or,
+ * when the password was not entered in the last few minutes (`confirmAction`), the form that
+ * asks for it before either.
+ */
+function passkeysSection(passkeys: PasskeyShown[], removeAction: string, csrf: string, add: PasskeyEndpoints | undefined, confirmAction: string | undefined): string {
+  const removeForm = (p: PasskeyShown): string =>
+    confirmAction
+      ? ''
+      : `\n<form method="post" action="${escapeHtml(removeAction)}">
 <input type="hidden" name="csrf" value="${escapeHtml(csrf)}"><input type="hidden" name="id" value="${escapeHtml(p.id)}">
 <button type="submit" aria-label="Remove the passkey ${escapeHtml(p.name)}">Remove</button>
-</form></li>`,
+</form>`;
+  const items = passkeys.map(
+    (p) => `<li><p>${escapeHtml(p.name)}<br><span class="muted">Added ${escapeHtml(p.added)}; ${p.lastUsed ? `last used ${escapeHtml(p.lastUsed)}` : 'not used yet'}</span></p>${removeForm(p)}</li>`,
   );
   const list = items.length ? `<ul>${items.join('\n')}</ul>` : '<p>You have no passkeys yet.</p>';
   const nameField = '<label for="passkey-name">Passkey name</label><input id="passkey-name" name="name" maxlength="100" required value="Passkey" aria-describedby="passkey-name-hint">\n<p id="passkey-name-hint" class="muted">To tell your passkeys apart, such as the device that holds it.</p>\n';
+  const confirm = confirmAction
+    ? `<form method="post" action="${escapeHtml(confirmAction)}">
+<input type="hidden" name="csrf" value="${escapeHtml(csrf)}">
+<p id="confirm-why">To add or remove a passkey, enter your password again.</p>
+<label for="confirm-password">Password</label><input id="confirm-password" name="password" type="password" autocomplete="current-password" required aria-describedby="confirm-why">
+<button type="submit">Confirm</button>
+</form>`
+    : undefined;
+  const adding = add ? passkeyForm('register', add, nameField, 'Add a passkey') : '<p class="muted">Passkeys can be added when this server is reached by a domain name (such as localhost), not an IP address.</p>';
   return `<h2>Passkeys</h2>
 <p>A passkey signs you in without your password, with this device's screen lock or a security key.</p>
 ${list}
-${add ? passkeyForm('register', add, nameField, 'Add a passkey') : '<p class="muted">Passkeys can be added when this server is reached by a domain name (such as localhost), not an IP address.</p>'}`;
+${confirm ?? adding}`;
 }
 
 /** The signed-in apps, each with a button that signs it out; the passkeys. */
@@ -205,6 +241,8 @@ export function signedInAppsPage(opts: {
   removePasskeyAction: string;
   /** None when passkeys cannot work here (an IP address). */
   addPasskey?: PasskeyEndpoints;
+  /** Where to enter the password again, when it is needed before changing passkeys. */
+  confirmAction?: string;
 }): string {
   const apps = opts.apps.map((app) => {
     const label = app.name ? `${escapeHtml(app.name)} (<code>${escapeHtml(app.clientId)}</code>)` : `<code>${escapeHtml(app.clientId)}</code>`;
@@ -222,12 +260,13 @@ export function signedInAppsPage(opts: {
     `${notice}<p>Signed in as ${escapeHtml(opts.accountName)} (${escapeHtml(opts.email)}).</p>
 <h2>Signed-in apps</h2>
 ${list}
-${passkeysSection(opts.passkeys, opts.removePasskeyAction, opts.csrf, opts.addPasskey)}
-<h2>This page</h2>
+${passkeysSection(opts.passkeys, opts.removePasskeyAction, opts.csrf, opts.addPasskey, opts.confirmAction)}
+<h2>Signing out</h2>
+<p>Signs this browser out of this page and of the sign-in pages; the apps above stay signed in.</p>
 <form method="post" action="${escapeHtml(opts.signOutAction)}">
 <input type="hidden" name="csrf" value="${escapeHtml(opts.csrf)}">
-<button type="submit">Sign out of this page</button>
+<button type="submit">Sign out</button>
 </form>`,
-    opts.addPasskey !== undefined,
+    opts.addPasskey !== undefined && opts.confirmAction === undefined,
   );
 }

@@ -1,4 +1,3 @@
-import { createHmac, hkdfSync, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { InteractionResults, Provider } from 'oidc-provider';
@@ -12,6 +11,7 @@ import { deviceCookieHeader, deviceCookieOf } from './device-cookie.js';
 import { signInWithPassword, WRONG_PASSWORD } from '../accounts/password-sign-in.js';
 import { signInWithPasskey } from '../accounts/passkey-sign-in.js';
 import { createPasskeyService, sweepPasskeyChallenges, type PasskeyService } from '../accounts/passkeys.js';
+import { sweepAccountSessions } from '../accounts/account-sessions.js';
 import { createThrottle, sweepThrottle, type Counter, type Throttle } from '../accounts/throttle.js';
 import { createDeviceCookies } from '../accounts/device-cookies.js';
 import type { Config } from '../config.js';
@@ -19,9 +19,10 @@ import { AppError } from '../shared/errors.js';
 import { readPrivateJwk, loadOrCreateSigningKey } from '../auth/local-issuer.js';
 import type { Store } from '../db/dialect.js';
 import { sweepExpired } from './adapter.js';
+import { acceptForms, createFormGuard, type FormGuard } from './form-guard.js';
 import { approvePage, messagePage, PAGE_CSP, signInPage } from './pages.js';
 import { serveSignInScripts } from './passkey-scripts.js';
-import { createSignInProvider, INTERACTION_PATH, OAUTH_ROUTES, type SignInOptions } from './provider.js';
+import { createSignInProvider, endBrowserSignIn, FRESH_SIGN_IN_SECONDS, INTERACTION_PATH, OAUTH_ROUTES, SIGN_IN_NOT_FRESH, type SignInOptions } from './provider.js';
 import { clientShown } from './shims.js';
 
 /** How often expired codes, tokens and sessions are removed. */
@@ -42,6 +43,9 @@ const ENGINE_ROUTES: [('GET' | 'POST')[], string][] = [
   [['GET'], `${OAUTH_ROUTES.code_verification}/:uid`],
   [['POST'], OAUTH_ROUTES.revocation],
   [['GET', 'POST'], OAUTH_ROUTES.userinfo],
+  [['GET', 'POST'], OAUTH_ROUTES.end_session],
+  [['POST'], `${OAUTH_ROUTES.end_session}/confirm`],
+  [['GET'], `${OAUTH_ROUTES.end_session}/success`],
 ];
 
 /**
@@ -144,7 +148,8 @@ export async function signInPlugin(app: FastifyInstance, opts: SignInPluginOptio
 
   const passkeys = createPasskeyService(opts.store, opts.accounts, opts.issuer);
   serveSignInScripts(app);
-  await app.register(interactionPages, { provider, accounts: opts.accounts, cookieKeys, throttle, passkeys, secureCookies: opts.issuer.startsWith('https:') });
+  const guard = createFormGuard(opts.issuer, cookieKeys);
+  await app.register(interactionPages, { provider, accounts: opts.accounts, guard, throttle, passkeys, cookieKeys, secureCookies: opts.issuer.startsWith('https:') });
   const setupLinks = createSetupLinkService(opts.store, opts.accounts, opts.families);
   await app.register(accountPages, {
     invitations: createInvitationService(opts.store, opts.accounts, opts.families, opts.invitationsPerMember),
@@ -155,7 +160,15 @@ export async function signInPlugin(app: FastifyInstance, opts: SignInPluginOptio
     publicBaseUrl: opts.issuer,
     cookieKeys,
   });
-  await app.register(accountPage, { store: opts.store, accounts: opts.accounts, throttle, publicBaseUrl: opts.issuer, cookieKeys, passkeys });
+  await app.register(accountPage, {
+    store: opts.store,
+    accounts: opts.accounts,
+    throttle,
+    publicBaseUrl: opts.issuer,
+    cookieKeys,
+    passkeys,
+    endBrowserSignIn: (request, reply) => endBrowserSignIn(provider, request.raw, reply.raw),
+  });
 
   // An instance with no accounts prints a one-time link that makes the first owner. On stderr,
   // not in the log: it is for the operator starting the server, whatever LOG_LEVEL says.
@@ -167,7 +180,7 @@ export async function signInPlugin(app: FastifyInstance, opts: SignInPluginOptio
   });
 
   const sweep = (): void => {
-    Promise.all([sweepExpired(opts.store), sweepThrottle(opts.store), sweepPasskeyChallenges(opts.store)]).catch((err: unknown) =>
+    Promise.all([sweepExpired(opts.store), sweepThrottle(opts.store), sweepPasskeyChallenges(opts.store), sweepAccountSessions(opts.store)]).catch((err: unknown) =>
       app.log.warn({ err }, 'sweeping expired sign-in records failed'),
     );
   };
@@ -179,9 +192,11 @@ export async function signInPlugin(app: FastifyInstance, opts: SignInPluginOptio
 interface PagesOptions {
   provider: Provider;
   accounts: AccountService;
-  cookieKeys: string[];
+  guard: FormGuard;
   throttle: Throttle;
   passkeys: PasskeyService;
+  /** The sign-in cookies' keys (the known-device cookies are keyed from them). */
+  cookieKeys: string[];
   /** `PUBLIC_BASE_URL` is https: cookies set here are `Secure`. */
   secureCookies: boolean;
 }
@@ -190,26 +205,19 @@ type Form = Record<string, string | undefined>;
 type UidRequest = FastifyRequest<{ Params: { uid: string }; Body: Form }>;
 
 /**
- * The sign-in and approval pages. Forms carry a CSRF token: an HMAC of the interaction's id,
- * which the engine binds to this browser with its own cookie, so a form posted from elsewhere
- * (without the token, or for an interaction this browser did not start) is refused.
+ * The sign-in and approval pages. Forms carry a CSRF token of the pages' one form guard
+ * (src/oauth/form-guard.ts) bound to the interaction's id, which the engine binds to this browser
+ * with its own cookie, so a form posted from elsewhere (without the token, with one of another
+ * sign-in, or from another site) is refused.
  */
 async function interactionPages(app: FastifyInstance, opts: PagesOptions): Promise<void> {
-  const { provider, accounts, throttle, passkeys } = opts;
+  const { provider, accounts, throttle, passkeys, guard } = opts;
   const devices = createDeviceCookies(opts.cookieKeys);
-  const csrfKey = Buffer.from(hkdfSync('sha256', opts.cookieKeys[0]!, 'cardshelf', 'sign-in forms', 32));
-  const csrfFor = (uid: string): string => createHmac('sha256', csrfKey).update(uid).digest('base64url');
-  const checkCsrf = (uid: string, sent: string | undefined): void => {
-    const expected = Buffer.from(csrfFor(uid));
-    const given = Buffer.from(sent ?? '');
-    if (given.length !== expected.length || !timingSafeEqual(given, expected)) {
-      throw new AppError('forbidden', 'this form is out of date or was not sent from this site; start the sign-in again');
-    }
-  };
+  const PURPOSE = 'sign-in';
+  const csrfFor = (uid: string): string => guard.tokenFor(PURPOSE, uid);
+  const checkCsrf = (request: FastifyRequest<{ Params: { uid: string } }>, sent: string | undefined): void => guard.check(request, PURPOSE, sent, request.params.uid);
 
-  app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string', bodyLimit: 8192 }, (_req, body, done) => {
-    done(null, Object.fromEntries(new URLSearchParams(body as string)));
-  });
+  acceptForms(app);
   app.addHook('onRequest', async (_request, reply) => {
     reply.header('content-security-policy', PAGE_CSP).header('cache-control', 'no-store');
   });
@@ -229,18 +237,25 @@ async function interactionPages(app: FastifyInstance, opts: PagesOptions): Promi
     return { interaction: found, client: clientShown(clientId, client, found.deviceCode !== undefined) };
   }
 
+  // `remember: false`: the engine's session cookie has no expiry, so it ends with the browser
+  // (and the session itself SIGN_IN_SESSION_SECONDS after signing in, whichever comes first).
+  const loginResult = (accountId: string): { accountId: string; remember: boolean } => ({ accountId, remember: false });
+
   const action = (uid: string, step: 'login' | 'confirm' | 'passkey' | 'passkey/options'): string => `${INTERACTION_PATH}/${encodeURIComponent(uid)}/${step}`;
 
   async function render(request: UidRequest, reply: FastifyReply, error?: string, email?: string): Promise<string> {
     const { interaction, client } = await details(request, reply);
     const uid = interaction.uid;
     reply.type('text/html; charset=utf-8');
+    const account = interaction.session?.accountId ? await accounts.active(interaction.session.accountId) : undefined;
     if (interaction.prompt.name === 'login') {
       const passkey = passkeys.available ? { options: action(uid, 'passkey/options'), verify: action(uid, 'passkey'), csrf: csrfFor(uid) } : undefined;
-      return signInPage({ action: action(uid, 'login'), csrf: csrfFor(uid), client, error, email, passkey });
+      // Signed in, but too long ago to approve (provider.ts, freshSignInPolicy): the same person is asked again.
+      const again = interaction.prompt.reasons.includes(SIGN_IN_NOT_FRESH) && account !== undefined;
+      const notice = again ? `You signed in here more than ${FRESH_SIGN_IN_SECONDS / 60} minutes ago: sign in again to approve. Not ${account.displayName}? Sign in with your own account.` : undefined;
+      return signInPage({ action: action(uid, 'login'), csrf: csrfFor(uid), client, error, notice, email: email ?? (again ? account.email : undefined), passkey });
     }
-    const account = interaction.session?.accountId ? await accounts.active(interaction.session.accountId) : undefined;
-    return approvePage({ action: action(uid, 'confirm'), csrf: csrfFor(uid), client, accountName: account?.displayName ?? 'you' });
+    return approvePage({ action: action(uid, 'confirm'), csrf: csrfFor(uid), client, accountName: account?.displayName ?? 'you', signOut: OAUTH_ROUTES.end_session });
   }
 
   async function finish(request: UidRequest, reply: FastifyReply, result: InteractionResults, merge: boolean): Promise<FastifyReply> {
@@ -257,7 +272,7 @@ async function interactionPages(app: FastifyInstance, opts: PagesOptions): Promi
 
   app.post(`${INTERACTION_PATH}/:uid/login`, { schema: { hide: true, params: uidParams, body: formBody } }, async (req, reply) => {
     const request = req as UidRequest;
-    checkCsrf(request.params.uid, request.body.csrf);
+    checkCsrf(request, request.body.csrf);
     const { interaction } = await details(request, reply);
     if (interaction.prompt.name !== 'login') return render(request, reply);
     const email = request.body.email ?? '';
@@ -268,7 +283,7 @@ async function interactionPages(app: FastifyInstance, opts: PagesOptions): Promi
     }
     if ('wrong' in outcome) return render(request, reply, WRONG_PASSWORD, email);
     reply.header('set-cookie', deviceCookieHeader(outcome.deviceCookie, opts.secureCookies));
-    return finish(request, reply, { login: { accountId: outcome.account.userId } }, false);
+    return finish(request, reply, { login: loginResult(outcome.account.userId) }, false);
   });
 
   // Signing in with a passkey: the page script asks for options, then sends the browser's answer
@@ -278,7 +293,7 @@ async function interactionPages(app: FastifyInstance, opts: PagesOptions): Promi
 
   /** The interaction, if it still asks for a sign-in; a clear 400 otherwise (signed in already, or gone). */
   async function loginInteraction(request: PasskeyRequest, reply: FastifyReply) {
-    checkCsrf(request.params.uid, request.body.csrf);
+    checkCsrf(request, request.body.csrf);
     const { interaction } = await details(request as unknown as UidRequest, reply);
     if (interaction.prompt.name !== 'login') throw new AppError('bad-request', 'this sign-in no longer asks for a passkey; reload the page');
     return interaction;
@@ -296,14 +311,13 @@ async function interactionPages(app: FastifyInstance, opts: PagesOptions): Promi
     if ('waitSeconds' in outcome) {
       throw new AppError('rate-limited', `Too many attempts to sign in. Try again in ${outcome.waitSeconds} seconds.`, { 'retry-after': String(outcome.waitSeconds) });
     }
-    const accountId = outcome.account.userId;
-    const location = await provider.interactionResult(request.raw, reply.raw, { login: { accountId } }, { mergeWithLastSubmission: false });
+    const location = await provider.interactionResult(request.raw, reply.raw, { login: loginResult(outcome.account.userId) }, { mergeWithLastSubmission: false });
     return reply.type('application/json').send({ location });
   });
 
   app.post(`${INTERACTION_PATH}/:uid/confirm`, { schema: { hide: true, params: uidParams, body: formBody } }, async (req, reply) => {
     const request = req as UidRequest;
-    checkCsrf(request.params.uid, request.body.csrf);
+    checkCsrf(request, request.body.csrf);
     const { interaction } = await details(request, reply);
     if (interaction.prompt.name !== 'consent') return render(request, reply);
     if (request.body.decision !== 'approve') {

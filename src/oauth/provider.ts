@@ -1,13 +1,13 @@
 import { hkdfSync } from 'node:crypto';
-import type { IncomingMessage } from 'node:http';
-import type { Configuration, KoaContextWithOIDC, Provider } from 'oidc-provider';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Configuration, KoaContextWithOIDC, Provider, interactionPolicy as InteractionPolicy } from 'oidc-provider';
 import type { AccountService } from '../accounts/service.js';
 import type { SigningKey } from '../auth/local-issuer.js';
 import { LOCAL_ALG } from '../auth/local-issuer.js';
 import type { TokenVerifier } from '../auth/verifier.js';
 import type { Store } from '../db/dialect.js';
 import { createAdapter } from './adapter.js';
-import { codeConfirmPage, codeEntryPage, messagePage } from './pages.js';
+import { codeConfirmPage, codeEntryPage, messagePage, signOutPage } from './pages.js';
 import {
   ACCOUNT_API_SCOPES,
   DEVICE_GRANT,
@@ -30,9 +30,27 @@ export const OAUTH_ROUTES = {
   code_verification: '/activate',
   revocation: '/oauth/revoke',
   userinfo: '/userinfo',
+  // Signing out of the sign-in pages (the engine's RP-initiated logout; `/confirm` and `/success` after it).
+  end_session: '/session/end',
   // Served by the app itself (GET /.well-known/jwks.json), from the same key.
   jwks: '/.well-known/jwks.json',
 } as const;
+
+/**
+ * How long a browser stays signed in to the sign-in pages after signing in: the engine's session
+ * lasts this long from the sign-in, and its cookie only as long as the browser (no expiry).
+ */
+export const SIGN_IN_SESSION_SECONDS = 12 * 3600;
+
+/**
+ * Approving a device or a new app needs a sign-in at most this old (`max_age` semantics): a
+ * family tablet is shared, so whoever holds it later is asked for the password (or a passkey)
+ * again before a device or an app gets the account.
+ */
+export const FRESH_SIGN_IN_SECONDS = 5 * 60;
+
+/** The reason the engine gives (`prompt.reasons`) when it asks to sign in again for that. */
+export const SIGN_IN_NOT_FRESH = 'sign_in_not_fresh';
 
 /** Where the engine sends the browser to sign in or approve (src/oauth/plugin.ts serves it). */
 export const INTERACTION_PATH = '/interaction';
@@ -91,7 +109,7 @@ const sessionNeverSaved = (ctx: KoaContextWithOIDC): boolean => typeof (ctx.oidc
  */
 export async function createSignInProvider(opts: SignInOptions, privateJwk: Record<string, unknown>): Promise<{ provider: Provider; cookieKeys: string[] }> {
   // Loaded only when the embedded server is on: an external issuer never pays for it.
-  const { default: ProviderClass, errors } = await import('oidc-provider');
+  const { default: ProviderClass, errors, interactionPolicy } = await import('oidc-provider');
   const keys = cookieKeys(opts, String(privateJwk.d));
   const secure = opts.issuer.startsWith('https:');
   const cookie = { httpOnly: true, sameSite: 'lax', secure } as const;
@@ -127,13 +145,25 @@ export async function createSignInProvider(opts: SignInOptions, privateJwk: Reco
     extraClientMetadata: { properties: EXTRA_CLIENT_METADATA },
     cookies: { keys, long: cookie, short: cookie },
     routes: OAUTH_ROUTES,
-    interactions: { url: (_ctx, interaction) => `${INTERACTION_PATH}/${interaction.uid}` },
+    interactions: { url: (_ctx, interaction) => `${INTERACTION_PATH}/${interaction.uid}`, policy: freshSignInPolicy(interactionPolicy) },
+    // An app's sign-in outlives the browser's: signing out of the pages (or the session ending)
+    // leaves the devices and apps approved there signed in; /account signs them out one by one.
+    expiresWithSession: () => false,
     // The authorization code flow only: no implicit or hybrid answers carrying tokens in URLs.
     responseTypes: ['code'],
     pkce: { required: () => true },
     features: {
       devInteractions: { enabled: false },
-      rpInitiatedLogout: { enabled: false },
+      rpInitiatedLogout: {
+        enabled: true,
+        async logoutSource(ctx, form) {
+          ctx.body = signOutPage(form);
+        },
+        async postLogoutSuccessSource(ctx) {
+          ctx.type = 'html';
+          ctx.body = messagePage('Signed out', 'You are signed out of Cardshelf in this browser. To connect a device or an app, start again from it: you will be asked to sign in.');
+        },
+      },
       pushedAuthorizationRequests: { enabled: false },
       revocation: { enabled: true },
       userinfo: { enabled: true },
@@ -192,7 +222,8 @@ export async function createSignInProvider(opts: SignInOptions, privateJwk: Reco
       Interaction: 3600,
       Grant: opts.refreshTokenTtlSeconds,
       RefreshToken: opts.refreshTokenTtlSeconds,
-      Session: 14 * 86_400,
+      // From the sign-in, not from the last use: a session kept busy still ends.
+      Session: (_ctx, session) => Math.max(1, (session.loginTs ?? epochSeconds()) + SIGN_IN_SESSION_SECONDS - epochSeconds()),
     },
     // yoto_api treats a refresh answer without `refresh_token` as malformed, and yoto-js keeps the
     // one it gets: every refresh rotates. Refresh tokens come with every grant that allows them.
@@ -210,4 +241,42 @@ export async function createSignInProvider(opts: SignInOptions, privateJwk: Reco
   provider.use(accessTokenRevocation(opts.store, opts.verifier, OAUTH_ROUTES.revocation) as never);
   provider.use(devicePolling(opts.store, { token: OAUTH_ROUTES.token, deviceAuthorization: OAUTH_ROUTES.device_authorization }) as never);
   return { provider, cookieKeys: keys };
+}
+
+const epochSeconds = (): number => Math.floor(Date.now() / 1000);
+
+/**
+ * The engine's interaction policy with one check added to its login prompt: when the browser's
+ * sign-in is older than FRESH_SIGN_IN_SECONDS and the request would have someone approve (a
+ * device flow, always; an app that has no grant for what it asks), the engine asks to sign in
+ * again, as an authorization request with `max_age` would. An app approved before (the web app
+ * in a new tab) is still signed in without asking.
+ */
+function freshSignInPolicy(policies: typeof InteractionPolicy): InteractionPolicy.DefaultPolicy {
+  const { Check } = policies;
+  const policy = policies.base();
+  const consent = policy.get('consent')!;
+  const approving = async (ctx: KoaContextWithOIDC): Promise<boolean> => {
+    if ((ctx.oidc as { deviceCode?: unknown }).deviceCode !== undefined || ctx.oidc.result?.consent) return true;
+    for (const check of consent.checks) if (await check.check(ctx)) return true;
+    return false;
+  };
+  policy.get('login')!.checks.add(
+    new Check(SIGN_IN_NOT_FRESH, 'approving needs a recent sign-in', async (ctx) => {
+      const { session, result } = ctx.oidc;
+      if (!session?.accountId || result?.login || !session.past(FRESH_SIGN_IN_SECONDS)) return Check.NO_NEED_TO_PROMPT;
+      return (await approving(ctx)) ? Check.REQUEST_PROMPT : Check.NO_NEED_TO_PROMPT;
+    }),
+  );
+  return policy;
+}
+
+/**
+ * Ends the engine's session of this browser (its session cookie names it), as signing out of
+ * the pages does, without a page of the engine: for signing out of /account. The apps signed in
+ * from it stay signed in (expiresWithSession).
+ */
+export async function endBrowserSignIn(provider: Provider, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const session = await provider.Session.get(provider.createContext(req, res));
+  if (session.accountId) await session.destroy();
 }

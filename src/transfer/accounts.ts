@@ -13,9 +13,9 @@ import { NO_ROWS, type RowFilter } from './table-reader.js';
  * Travels: accounts (the password hash with them: argon2id, so everyone keeps their password),
  * their passkeys, and the apps the operator registered (`cardshelf client add`, the engine's
  * `Client` rows of `oauth_records`). Does not travel: the engine's other rows (sessions, grants,
- * codes, refresh tokens, device codes), invitations and set-up links, passkey challenges,
- * throttle counters and token revocations. They are short-lived secrets of the old server: users
- * and apps sign in again.
+ * codes, refresh tokens, device codes), the account page's sessions, invitations and set-up
+ * links, passkey challenges, throttle counters and token revocations. They are short-lived secrets
+ * of the old server: users and apps sign in again.
  *
  * A family's archive as the operator writes it carries its members' accounts and passkeys (never
  * an owner flag: see asFamilyAccount), no registered apps; a member's own download
