@@ -556,7 +556,7 @@ export interface paths {
         put?: never;
         /**
          * Register a player (a browser) in the caller's family
-         * @description Answers the new device and its credential: a token for the player alone (`family:library:view device:player`), shown once. Removing the device revokes it at once.
+         * @description Answers the new device and its credential: a token for the player alone (`family:library:view device:player`), shown once. Removing the device revokes it at once, and ends its event streams. A family has at most `PLAYERS_MAX_PER_FAMILY` (20) players: one more is 400 `device-limit`.
          *
          *     Needs the scope `family:library:manage`.
          */
@@ -694,7 +694,7 @@ export interface paths {
         };
         /**
          * Live events of the caller's family and of the caller's own things
-         * @description A `text/event-stream` that lasts until the client leaves, the server shuts down or the token expires (then reconnect). Resume with `Last-Event-ID` (or `lastEventId`). 429 with `Retry-After` when the caller (or the server) has as many streams open as allowed.
+         * @description A `text/event-stream` that lasts until the client leaves, the server shuts down or the token expires (then reconnect), or until the caller may no longer read it (a removed player, a disabled account, a member who left). Resume with `Last-Event-ID` (or `lastEventId`): a family's events replay from the caller's joining on. 429 with `Retry-After` when the caller, its family's players (for a player) or the server have as many streams open as allowed.
          *
          *     Needs the scope `family:library:view` (or `family:library:manage`).
          */
