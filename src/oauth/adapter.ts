@@ -1,6 +1,5 @@
 import type { Adapter, AdapterPayload } from 'oidc-provider';
-import { recordRevocationsNow } from '../auth/revocation-repository.js';
-import { announceRevocations, grantRevocation } from '../auth/revocations.js';
+import { announceRevocations, grantRevocation, recordRevocationsNow } from '../auth/revocations.js';
 import type { Store } from '../db/dialect.js';
 import { UnstorableText } from '../db/errors.js';
 import * as records from './oauth-records-repository.js';

@@ -1,5 +1,4 @@
-import { recordRevocations, type Revocation } from '../auth/revocation-repository.js';
-import { announceRevocations, grantRevocation } from '../auth/revocations.js';
+import { announceRevocations, grantRevocation, recordRevocations, type Revocation } from '../auth/revocations.js';
 import type { Store } from '../db/dialect.js';
 import type { Trx } from '../db/unit-of-work.js';
 import * as records from './oauth-records-repository.js';
