@@ -7,7 +7,8 @@ import * as records from './oauth-records-repository.js';
 /**
  * The OAuth engine's storage (oidc-provider's Adapter) on the app's own database: one table,
  * one row per model (Grant, Session, AuthorizationCode, DeviceCode, RefreshToken, ...) and id,
- * the payload as JSON. On PostgreSQL every instance sees every code, grant and session.
+ * the payload as JSON (its SQL: oauth-records-repository.ts). On PostgreSQL every instance sees
+ * every code, grant and session.
  *
  * Rows outlive their expiry by EXPIRED_KEPT_MS: the engine checks expiry itself, and a device
  * code it still finds after it expired answers `expired_token` (which clients act on) rather than
