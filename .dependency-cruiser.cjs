@@ -7,7 +7,8 @@
  *   http/                                everything that knows Fastify (but the routes)
  *   modules/<x>/routes.ts                HTTP for one resource: schemas, status codes
  *   modules/<x>/ (service, rules, ...)   the rules of the interface; no Fastify, no HTTP
- *   modules/<x>/repository.ts            that module's SQL, read by that module only
+ *   modules/<x>/repository.ts            that module's SQL, read by that module only (and any
+ *     *-repository.ts beside it; so too in accounts/, oauth/, auth/ and every other folder)
  *   auth/, media-store/, db/             token verification; media bytes; the database
  *   shared/                              what any layer may use: errors, ids, clock, text
  */
@@ -64,16 +65,24 @@ module.exports = {
       name: 'a-module-reads-its-own-tables',
       severity: 'error',
       comment:
-        "A module's tables are read through that module: its service, or a query it exports for the purpose (queries.ts, holdings.ts), never its repository.",
+        "A module's tables are read through that module: its service, or a query it exports for the purpose (queries.ts, holdings.ts), never its repositories (repository.ts, *-repository.ts).",
       from: { path: '^src/modules/([^/]+)/' },
-      to: { path: '^src/modules/([^/]+)/repository\\.ts$', pathNot: '^src/modules/$1/' },
+      to: { path: '^src/modules/([^/]+)/(repository|[^/]+-repository)\\.ts$', pathNot: '^src/modules/$1/' },
+    },
+    {
+      name: 'a-folder-reads-its-own-tables',
+      severity: 'error',
+      comment:
+        'The same outside modules/ (accounts/, oauth/, auth/, ...): a folder\'s repositories are read by that folder; others call its services (the token revocation list through auth/revocations.ts, oauth_records through oauth/).',
+      from: { path: '^src/([^/]+)/' },
+      to: { path: '^src/([^/]+)/(repository|[^/]+-repository)\\.ts$', pathNot: ['^src/$1/', '^src/modules/'] },
     },
     {
       name: 'repositories-are-private',
       severity: 'error',
       comment: 'Outside the modules (seeding, the command line, the app) data goes through services too.',
       from: { path: '^src/', pathNot: '^src/modules/' },
-      to: { path: '^src/modules/[^/]+/repository\\.ts$' },
+      to: { path: '^src/modules/[^/]+/(repository|[^/]+-repository)\\.ts$' },
     },
     {
       name: 'routes-are-wired-by-the-app',

@@ -23,21 +23,6 @@ const SQL_HOMES = [
   'src/transfer/table-writer.ts',
 ];
 
-/**
- * TEMPORARY: files that still hold SQL because other branches of issue 33 change them now; their
- * SQL is moved when issue 33's sign-in changes land, and then these lines go.
- */
-const SQL_NOT_YET_HOME = [
-  'src/accounts/invitations.ts',
-  'src/accounts/passkeys.ts',
-  'src/accounts/setup-link.ts',
-  'src/accounts/throttle.ts',
-  'src/oauth/adapter.ts',
-  'src/oauth/clients.ts',
-  'src/oauth/grants.ts',
-  'src/oauth/shims.ts',
-];
-
 const SQL_HOME_MESSAGE =
   'SQL goes in a repository.ts (this module\'s own) or queries.ts (for other modules) beside this file, or in src/db/: see SQL_HOMES in eslint.config.js.';
 
@@ -68,7 +53,7 @@ export default tseslint.config(
     // query (what follows them needs one), running a compiled query, and the `sql` tag and
     // `CompiledQuery` (banned at the import, so that no alias slips by; types stay free to pass).
     files: ['src/**/*.ts'],
-    ignores: [...SQL_HOMES, ...SQL_NOT_YET_HOME],
+    ignores: SQL_HOMES,
     rules: {
       'no-restricted-syntax': [
         'error',

@@ -13,6 +13,7 @@ import {
 import type { PasskeysTable } from '../db/database.js';
 import type { Store } from '../db/dialect.js';
 import { AppError } from '../shared/errors.js';
+import * as repo from './passkeys-repository.js';
 import type { Account, AccountService } from './service.js';
 
 /**
@@ -94,23 +95,13 @@ export function createPasskeyService(store: Store, accounts: AccountService, pub
   const rp = relyingParty(publicBaseUrl);
 
   async function remember(purpose: Purpose, subject: string, challenge: string): Promise<void> {
-    await db
-      .insertInto('passkey_challenges')
-      .values({ challenge, purpose, subject, expires_at: new Date(now() + CHALLENGE_TTL_MS).toISOString() })
-      .execute();
+    await repo.insertChallenge(db, { challenge, purpose, subject, expires_at: new Date(now() + CHALLENGE_TTL_MS).toISOString() });
   }
 
   /** True when `challenge` was handed out for this purpose and subject and is still good; it is used up. */
   async function useUp(purpose: Purpose, subject: string, challenge: string): Promise<boolean> {
     try {
-      const result = await db
-        .deleteFrom('passkey_challenges')
-        .where('challenge', '=', challenge)
-        .where('purpose', '=', purpose)
-        .where('subject', '=', subject)
-        .where('expires_at', '>', new Date(now()).toISOString())
-        .executeTakeFirst();
-      return Number(result.numDeletedRows) === 1;
+      return await repo.deleteGoodChallenge(db, { challenge, purpose, subject }, new Date(now()).toISOString());
     } catch (err) {
       throw new StoreFailed(err);
     }
@@ -145,7 +136,7 @@ export function createPasskeyService(store: Store, accounts: AccountService, pub
 
     async registrationOptions(account) {
       needsDomain();
-      const existing = await db.selectFrom('passkeys').select(['id', 'transports']).where('user_id', '=', account.userId).execute();
+      const existing = await repo.credentialsOf(db, account.userId);
       const options = await generateRegistrationOptions({
         rpName: RP_NAME,
         rpID: rp.id,
@@ -164,8 +155,7 @@ export function createPasskeyService(store: Store, accounts: AccountService, pub
     async register(account, response, name) {
       shapeOf(response);
       const label = name.trim().slice(0, MAX_NAME_LENGTH) || 'Passkey';
-      const count = await db.selectFrom('passkeys').select((eb) => eb.fn.countAll<number>().as('n')).where('user_id', '=', account.userId).executeTakeFirstOrThrow();
-      if (Number(count.n) >= MAX_PASSKEYS) throw new PasskeyRefused(`an account holds at most ${MAX_PASSKEYS} passkeys; remove one first`);
+      if ((await repo.countPasskeys(db, account.userId)) >= MAX_PASSKEYS) throw new PasskeyRefused(`an account holds at most ${MAX_PASSKEYS} passkeys; remove one first`);
       const verified = await checked(() =>
         verifyRegistrationResponse({
           response: response as RegistrationResponseJSON,
@@ -187,12 +177,7 @@ export function createPasskeyService(store: Store, accounts: AccountService, pub
         created_at: new Date(now()).toISOString(),
         last_used_at: null,
       };
-      const inserted = await db
-        .insertInto('passkeys')
-        .values(row)
-        .onConflict((oc) => oc.doNothing())
-        .executeTakeFirst();
-      if (!((inserted.numInsertedOrUpdatedRows ?? 0n) > 0n)) throw new PasskeyRefused('this passkey is already registered');
+      if (!(await repo.insertPasskey(db, row))) throw new PasskeyRefused('this passkey is already registered');
       return toPasskey(row);
     },
 
@@ -206,7 +191,7 @@ export function createPasskeyService(store: Store, accounts: AccountService, pub
     async authenticate(interaction, response) {
       shapeOf(response);
       const { id } = response as AuthenticationResponseJSON;
-      const row = await db.selectFrom('passkeys').selectAll().where('id', '=', id).executeTakeFirst();
+      const row = await repo.findPasskey(db, id);
       if (!row) throw new PasskeyRefused('this passkey is not registered with this Cardshelf', 'unknown');
       const verified = await checked(() =>
         verifyAuthenticationResponse({
@@ -226,29 +211,22 @@ export function createPasskeyService(store: Store, accounts: AccountService, pub
       if (!verified.verified) throw new PasskeyRefused('the passkey could not be verified');
       const account = await accounts.active(row.user_id);
       if (!account) throw new PasskeyRefused('this passkey is not registered with this Cardshelf', 'unknown');
-      await db
-        .updateTable('passkeys')
-        .set({ counter: verified.authenticationInfo.newCounter, last_used_at: new Date(now()).toISOString() })
-        .where('id', '=', row.id)
-        .execute();
+      await repo.markPasskeyUsed(db, row.id, verified.authenticationInfo.newCounter, new Date(now()).toISOString());
       return account;
     },
 
     async list(userId) {
-      const rows = await db.selectFrom('passkeys').selectAll().where('user_id', '=', userId).orderBy('created_at').orderBy('id').execute();
-      return rows.map(toPasskey);
+      return (await repo.listPasskeys(db, userId)).map(toPasskey);
     },
 
     async remove(userId, id) {
-      const result = await db.deleteFrom('passkeys').where('user_id', '=', userId).where('id', '=', id).executeTakeFirst();
-      return Number(result.numDeletedRows) === 1;
+      return repo.deletePasskey(db, userId, id);
     },
   };
 }
 
 /** Removes challenges past their time. */
 export async function sweepPasskeyChallenges(store: Store, now = Date.now()): Promise<number> {
-  const result = await store.db.deleteFrom('passkey_challenges').where('expires_at', '<', new Date(now).toISOString()).executeTakeFirst();
-  return Number(result.numDeletedRows);
+  return repo.deleteExpiredChallenges(store.db, new Date(now).toISOString());
 }
 

@@ -4,6 +4,7 @@ import type { FamilyService } from '../modules/families/service.js';
 import type { NewMember } from './invitations.js';
 import { countAccounts } from './repository.js';
 import { AccountRefused, type Account, type AccountService } from './service.js';
+import * as repo from './setup-links-repository.js';
 
 /**
  * The first owner's set-up link: on an instance with no accounts, `serve` prints a link that
@@ -37,7 +38,7 @@ export function createSetupLinkService(
 
   async function usable(secret: string): Promise<boolean> {
     if (!SECRET.test(secret)) return false;
-    const row = await db.selectFrom('setup_links').selectAll().where('secret_hash', '=', hashOf(secret)).executeTakeFirst();
+    const row = await repo.findSetupLink(db, hashOf(secret));
     return row !== undefined && row.used_at === null && Date.parse(row.expires_at) > now() && (await countAccounts(db)) === 0;
   }
 
@@ -46,10 +47,7 @@ export function createSetupLinkService(
       if ((await countAccounts(db)) > 0) return undefined;
       const secret = randomBytes(32).toString('base64url');
       const at = now();
-      await db
-        .insertInto('setup_links')
-        .values({ secret_hash: hashOf(secret), created_at: new Date(at).toISOString(), expires_at: new Date(at + SETUP_LINK_TTL_MS).toISOString(), used_at: null })
-        .execute();
+      await repo.insertSetupLink(db, { secret_hash: hashOf(secret), created_at: new Date(at).toISOString(), expires_at: new Date(at + SETUP_LINK_TTL_MS).toISOString(), used_at: null });
       return secret;
     },
 
@@ -61,9 +59,9 @@ export function createSetupLinkService(
       const spentAt = new Date(now()).toISOString();
       const spent = await db.transaction().execute(async (trx) => {
         await dialect.lockKey(trx, 'setup-links');
-        const row = SECRET.test(secret) ? await trx.selectFrom('setup_links').selectAll().where('secret_hash', '=', hashOf(secret)).executeTakeFirst() : undefined;
+        const row = SECRET.test(secret) ? await repo.findSetupLink(trx, hashOf(secret)) : undefined;
         if (!row || row.used_at !== null || Date.parse(row.expires_at) <= now() || (await countAccounts(trx)) > 0) return false;
-        await trx.updateTable('setup_links').set({ used_at: spentAt }).where('used_at', 'is', null).execute();
+        await repo.spendAll(trx, spentAt);
         return true;
       });
       if (!spent) throw new AccountRefused(SETUP_LINK_UNUSABLE);
@@ -73,7 +71,7 @@ export function createSetupLinkService(
         return account;
       } catch (err) {
         // A refused form (a short password): the links are usable again.
-        await db.updateTable('setup_links').set({ used_at: null }).where('used_at', '=', spentAt).execute();
+        await repo.unspend(db, spentAt);
         throw err;
       }
     },

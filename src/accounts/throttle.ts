@@ -1,4 +1,5 @@
 import type { Store } from '../db/dialect.js';
+import * as repo from './throttle-repository.js';
 
 /**
  * Throttles on what an attacker can repeat: failed sign-ins (per email and per client address),
@@ -72,11 +73,7 @@ export function createThrottle(store: Store, now: () => number = Date.now): Thro
     return db.transaction().execute(async (trx) => {
       for (const { key } of keyed) await dialect.lockKey(trx, `throttle:${key}`);
       const at = now();
-      const rows = await trx
-        .selectFrom('throttle_counters')
-        .selectAll()
-        .where('key', 'in', keyed.map((k) => k.key))
-        .execute();
+      const rows = await repo.findCounters(trx, keyed.map((k) => k.key));
       const byKey = new Map(rows.map((r) => [r.key, r]));
       const until = Math.max(0, ...rows.map((r) => Date.parse(r.locked_until)));
       const wait = Math.max(0, Math.ceil((until - at) / 1000));
@@ -90,8 +87,8 @@ export function createThrottle(store: Store, now: () => number = Date.now): Thro
           last_attempt_at: new Date(at).toISOString(),
           locked_until: new Date(at + delayAfter(attempts, rule.free) * 1000).toISOString(),
         };
-        if (row) await trx.updateTable('throttle_counters').set(fields).where('key', '=', key).execute();
-        else await trx.insertInto('throttle_counters').values({ key, ...fields }).execute();
+        if (row) await repo.updateCounter(trx, key, fields);
+        else await repo.insertCounter(trx, { key, ...fields });
       }
       return 0;
     });
@@ -99,11 +96,7 @@ export function createThrottle(store: Store, now: () => number = Date.now): Thro
 
   return {
     async waitSeconds(counters) {
-      const rows = await db
-        .selectFrom('throttle_counters')
-        .select('locked_until')
-        .where('key', 'in', counters.map(keyOf))
-        .execute();
+      const rows = await repo.lockedUntilOf(db, counters.map(keyOf));
       const until = Math.max(0, ...rows.map((r) => Date.parse(r.locked_until)));
       return Math.max(0, Math.ceil((until - now()) / 1000));
     },
@@ -112,18 +105,18 @@ export function createThrottle(store: Store, now: () => number = Date.now): Thro
       await visit(counters, 'always');
     },
     async clear(counter) {
-      await db.deleteFrom('throttle_counters').where('key', '=', keyOf(counter)).execute();
+      await repo.deleteCounter(db, keyOf(counter));
     },
     async uncount(counter) {
       const key = keyOf(counter);
       const { free } = THROTTLE_RULES[counter.rule];
       await db.transaction().execute(async (trx) => {
         await dialect.lockKey(trx, `throttle:${key}`);
-        const row = await trx.selectFrom('throttle_counters').selectAll().where('key', '=', key).executeTakeFirst();
+        const row = await repo.findCounter(trx, key);
         if (!row) return;
         const attempts = Math.max(0, row.attempts - 1);
         const locked_until = new Date(Date.parse(row.last_attempt_at) + delayAfter(attempts, free) * 1000).toISOString();
-        await trx.updateTable('throttle_counters').set({ attempts, locked_until }).where('key', '=', key).execute();
+        await repo.updateCounter(trx, key, { attempts, locked_until });
       });
     },
   };
@@ -132,6 +125,5 @@ export function createThrottle(store: Store, now: () => number = Date.now): Thro
 /** Removes counters nobody added to for longer than any rule remembers. */
 export async function sweepThrottle(store: Store, now = Date.now()): Promise<number> {
   const longest = Math.max(...Object.values(THROTTLE_RULES).map((r) => r.forgetAfterMs));
-  const result = await store.db.deleteFrom('throttle_counters').where('last_attempt_at', '<', new Date(now - longest).toISOString()).executeTakeFirst();
-  return Number(result.numDeletedRows);
+  return repo.deleteCountersIdleSince(store.db, new Date(now - longest).toISOString());
 }

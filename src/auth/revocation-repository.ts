@@ -1,5 +1,4 @@
-import type { Store, StoreDialect } from '../db/dialect.js';
-import type { Db, Trx } from '../db/unit-of-work.js';
+import type { Db } from '../db/unit-of-work.js';
 
 /** The SQL of `token_revocations` (migration 011): what src/auth/revocations.ts mirrors. */
 
@@ -19,20 +18,15 @@ export interface StoredRevocation extends Revocation {
   id: number;
 }
 
-/** Orders the writers, so that ids are given in the order the rows commit (see `revocationsAfter`). */
-const ORDER_LOCK = 'tokens:revocations';
+/** Removes the account rows of these user ids. */
+export async function deleteAccountRevocations(db: Db, userIds: readonly string[]): Promise<void> {
+  if (userIds.length === 0) return;
+  await db.deleteFrom('token_revocations').where('kind', '=', 'account').where('subject', 'in', userIds).execute();
+}
 
-/**
- * Writes revocations in the caller's transaction, as its last statements (the ordering lock is
- * held until commit; taken last, it closes no cycle of waits). An account's newer row replaces
- * its older ones: it covers every token they did.
- */
-export async function recordRevocations(trx: Trx, dialect: StoreDialect, rows: readonly Revocation[]): Promise<void> {
+export async function insertRevocations(db: Db, rows: readonly Revocation[]): Promise<void> {
   if (rows.length === 0) return;
-  await dialect.lockKey(trx, ORDER_LOCK);
-  const accounts = rows.filter((r) => r.kind === 'account').map((r) => r.subject);
-  if (accounts.length > 0) await trx.deleteFrom('token_revocations').where('kind', '=', 'account').where('subject', 'in', accounts).execute();
-  await trx
+  await db
     .insertInto('token_revocations')
     .values(
       rows.map((r) => ({
@@ -45,14 +39,10 @@ export async function recordRevocations(trx: Trx, dialect: StoreDialect, rows: r
     .execute();
 }
 
-/** `recordRevocations` in a transaction of its own. */
-export async function recordRevocationsNow(store: Store, rows: readonly Revocation[]): Promise<void> {
-  await store.db.transaction().execute((trx) => recordRevocations(trx, store.dialect, rows));
-}
-
 /**
  * The rows after `afterId` that still matter, in id order, at most `limit`. Writers take one lock
- * before they insert and hold it to their commit, so ids are visible in order: a reader that saw
+ * before they insert and hold it to their commit (revocations.ts, `recordRevocations`), so ids
+ * are visible in order: a reader that saw
  * id n has seen every row below it (a gap is a rolled-back write).
  */
 export async function revocationsAfter(db: Db, afterId: number, limit: number, now = Date.now()): Promise<StoredRevocation[]> {

@@ -1,6 +1,8 @@
-import type { Store } from '../db/dialect.js';
+import type { Store, StoreDialect } from '../db/dialect.js';
+import type { Trx } from '../db/unit-of-work.js';
 import type { Principal } from './principal.js';
-import { revocationsAfter, sweepRevocations, type Revocation } from './revocation-repository.js';
+import { deleteAccountRevocations, insertRevocations, revocationsAfter, sweepRevocations, type Revocation } from './revocation-repository.js';
+export type { Revocation };
 
 /**
  * Revoked tokens, as every instance sees them (issue 33, row 4). Access tokens are JWTs checked
@@ -50,6 +52,26 @@ export const accountRevocation = (userId: string, now = Date.now()): Revocation 
 
 /** One access token, by its `jti`, until its `exp` (ms). */
 export const tokenRevocation = (tokenId: string, expiresAt: number, now = Date.now()): Revocation => ({ kind: 'token', subject: tokenId, revokedAt: now, expiresAt });
+
+/** Orders the writers, so that ids are given in the order the rows commit (revocation-repository.ts, `revocationsAfter`). */
+const ORDER_LOCK = 'tokens:revocations';
+
+/**
+ * Writes revocations in the caller's transaction, as its last statements (the ordering lock is
+ * held until commit; taken last, it closes no cycle of waits). An account's newer row replaces
+ * its older ones: it covers every token they did. Announce them after commit.
+ */
+export async function recordRevocations(trx: Trx, dialect: StoreDialect, rows: readonly Revocation[]): Promise<void> {
+  if (rows.length === 0) return;
+  await dialect.lockKey(trx, ORDER_LOCK);
+  await deleteAccountRevocations(trx, rows.filter((r) => r.kind === 'account').map((r) => r.subject));
+  await insertRevocations(trx, rows);
+}
+
+/** `recordRevocations` in a transaction of its own. */
+export async function recordRevocationsNow(store: Store, rows: readonly Revocation[]): Promise<void> {
+  await store.db.transaction().execute((trx) => recordRevocations(trx, store.dialect, rows));
+}
 
 type Listener = (rows: readonly Revocation[]) => void;
 /** The lists of this process, by the store they read: a write through that store applies to them at once. */

@@ -1,13 +1,14 @@
 import type { Adapter, AdapterPayload } from 'oidc-provider';
-import { recordRevocationsNow } from '../auth/revocation-repository.js';
-import { announceRevocations, grantRevocation } from '../auth/revocations.js';
+import { announceRevocations, grantRevocation, recordRevocationsNow } from '../auth/revocations.js';
 import type { Store } from '../db/dialect.js';
 import { UnstorableText } from '../db/errors.js';
+import * as records from './oauth-records-repository.js';
 
 /**
  * The OAuth engine's storage (oidc-provider's Adapter) on the app's own database: one table,
  * one row per model (Grant, Session, AuthorizationCode, DeviceCode, RefreshToken, ...) and id,
- * the payload as JSON. On PostgreSQL every instance sees every code, grant and session.
+ * the payload as JSON (its SQL: oauth-records-repository.ts). On PostgreSQL every instance sees
+ * every code, grant and session.
  *
  * Rows outlive their expiry by EXPIRED_KEPT_MS: the engine checks expiry itself, and a device
  * code it still finds after it expired answers `expired_token` (which clients act on) rather than
@@ -48,8 +49,8 @@ export function createAdapter(store: Store, unknownClient: UnknownClient, opts: 
   // Every value the engine looks up comes from the request; what it stores, it made itself.
   const read = async (model: string, column: 'id' | 'user_code' | 'uid', value: string): Promise<AdapterPayload | undefined> => {
     try {
-      const row = await db.selectFrom('oauth_records').select('payload').where('model', '=', model).where(column, '=', value).executeTakeFirst();
-      return row ? (JSON.parse(row.payload) as AdapterPayload) : undefined;
+      const payload = await records.findPayload(db, model, column, value);
+      return payload === undefined ? undefined : (JSON.parse(payload) as AdapterPayload);
     } catch (err) {
       throw err instanceof UnstorableText ? opts.refuseUnstorable() : err;
     }
@@ -68,11 +69,7 @@ export function createAdapter(store: Store, unknownClient: UnknownClient, opts: 
         client_id: typeof payload.clientId === 'string' ? payload.clientId : null,
         expires_at: expiresIn ? new Date(Date.now() + expiresIn * 1000).toISOString() : null,
       };
-      await db
-        .insertInto('oauth_records')
-        .values({ model: this.model, id, ...fields })
-        .onConflict((oc) => oc.columns(['model', 'id']).doUpdateSet(fields))
-        .execute();
+      await records.upsertRecord(db, this.model, id, fields);
     }
 
     async find(id: string): Promise<AdapterPayload | undefined> {
@@ -98,17 +95,17 @@ export function createAdapter(store: Store, unknownClient: UnknownClient, opts: 
     async consume(id: string): Promise<void> {
       await db.transaction().execute(async (trx) => {
         await dialect.lockKey(trx, `oauth:${this.model}:${id}`);
-        const row = await trx.selectFrom('oauth_records').select('payload').where('model', '=', this.model).where('id', '=', id).executeTakeFirst();
-        if (!row) return;
-        const stored = JSON.parse(row.payload) as AdapterPayload;
+        const found = await records.findPayload(trx, this.model, 'id', id);
+        if (found === undefined) return;
+        const stored = JSON.parse(found) as AdapterPayload;
         if (stored.consumed) return;
         const payload = { ...stored, consumed: Math.floor(now() / 1000) };
-        await trx.updateTable('oauth_records').set({ payload: JSON.stringify(payload) }).where('model', '=', this.model).where('id', '=', id).execute();
+        await records.updatePayload(trx, this.model, id, JSON.stringify(payload));
       });
     }
 
     async destroy(id: string): Promise<void> {
-      await db.deleteFrom('oauth_records').where('model', '=', this.model).where('id', '=', id).execute();
+      await records.deleteRecord(db, this.model, id);
     }
 
     /**
@@ -121,14 +118,12 @@ export function createAdapter(store: Store, unknownClient: UnknownClient, opts: 
         await recordRevocationsNow(store, [row]);
         announceRevocations(store, [row]);
       }
-      await db.deleteFrom('oauth_records').where('grant_id', '=', grantId).execute();
+      await records.deleteUnderGrants(db, [grantId]);
     }
   };
 }
 
 /** Removes what expired more than EXPIRED_KEPT_MS ago; returns how many rows. */
 export async function sweepExpired(store: Store, now = Date.now()): Promise<number> {
-  const before = new Date(now - EXPIRED_KEPT_MS).toISOString();
-  const result = await store.db.deleteFrom('oauth_records').where('expires_at', '<', before).executeTakeFirst();
-  return Number(result.numDeletedRows);
+  return records.deleteExpiredBefore(store.db, new Date(now - EXPIRED_KEPT_MS).toISOString());
 }

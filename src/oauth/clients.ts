@@ -1,6 +1,7 @@
 import { announceRevocations } from '../auth/revocations.js';
 import type { Store } from '../db/dialect.js';
 import { revokeGrants } from './grants.js';
+import * as records from './oauth-records-repository.js';
 import { DEVICE_GRANT, reservedClientIds } from './shims.js';
 
 /**
@@ -71,18 +72,14 @@ async function validate(client: RegisteredClient, audience: string): Promise<voi
 /** `audience`: LOCAL_AUDIENCE, which no client id may equal (nor the public audience). */
 export async function addClient(store: Store, client: RegisteredClient, audience: string): Promise<void> {
   await validate(client, audience);
-  const result = await store.db
-    .insertInto('oauth_records')
-    .values({ model: CLIENT_MODEL, id: client.clientId, payload: JSON.stringify(metadataOf(client)), grant_id: null, user_code: null, uid: null, expires_at: null })
-    .onConflict((oc) => oc.doNothing())
-    .executeTakeFirst();
-  if ((result.numInsertedOrUpdatedRows ?? 0n) === 0n) throw new ClientRefused(`client ${client.clientId} is registered already; remove it first`);
+  const fields = { payload: JSON.stringify(metadataOf(client)), grant_id: null, user_code: null, uid: null, expires_at: null };
+  if (!(await records.insertRecordIfAbsent(store.db, CLIENT_MODEL, client.clientId, fields))) throw new ClientRefused(`client ${client.clientId} is registered already; remove it first`);
 }
 
 export async function listClients(store: Store): Promise<RegisteredClient[]> {
-  const rows = await store.db.selectFrom('oauth_records').select('payload').where('model', '=', CLIENT_MODEL).orderBy('id').execute();
-  return rows.map((row) => {
-    const md = JSON.parse(row.payload) as { client_id: string; client_name?: string; redirect_uris?: string[] };
+  const payloads = await records.listPayloads(store.db, CLIENT_MODEL);
+  return payloads.map((payload) => {
+    const md = JSON.parse(payload) as { client_id: string; client_name?: string; redirect_uris?: string[] };
     return { clientId: md.client_id, name: md.client_name ?? '', redirectUris: md.redirect_uris ?? [] };
   });
 }
@@ -94,11 +91,10 @@ export async function listClients(store: Store): Promise<RegisteredClient[]> {
  */
 export async function removeClient(store: Store, clientId: string): Promise<boolean> {
   const revoked = await store.db.transaction().execute(async (trx) => {
-    const removed = await trx.deleteFrom('oauth_records').where('model', '=', CLIENT_MODEL).where('id', '=', clientId).executeTakeFirst();
-    if (removed.numDeletedRows === 0n) return undefined;
-    const grants = await trx.selectFrom('oauth_records').select('id').where('model', '=', 'Grant').where('client_id', '=', clientId).execute();
-    await trx.deleteFrom('oauth_records').where('client_id', '=', clientId).execute();
-    return revokeGrants(trx, store, grants.map((g) => g.id));
+    if (!(await records.deleteRecord(trx, CLIENT_MODEL, clientId))) return undefined;
+    const grantIds = await records.grantIdsBy(trx, 'client_id', clientId);
+    await records.deleteRecordsBy(trx, 'client_id', clientId);
+    return revokeGrants(trx, store, grantIds);
   });
   if (revoked) announceRevocations(store, revoked);
   return revoked !== undefined;

@@ -1,7 +1,7 @@
-import { recordRevocations, type Revocation } from '../auth/revocation-repository.js';
-import { announceRevocations, grantRevocation } from '../auth/revocations.js';
+import { announceRevocations, grantRevocation, recordRevocations, type Revocation } from '../auth/revocations.js';
 import type { Store } from '../db/dialect.js';
 import type { Trx } from '../db/unit-of-work.js';
+import * as records from './oauth-records-repository.js';
 
 /** An app an account has signed in to: one grant of the engine (oidc-provider). */
 export interface SignedInApp {
@@ -19,9 +19,9 @@ export interface SignedInApp {
  */
 export async function signedInApps(store: Store, accountId: string): Promise<SignedInApp[]> {
   const { db } = store;
-  const grants = await db.selectFrom('oauth_records').select(['id', 'payload', 'client_id']).where('model', '=', 'Grant').where('account_id', '=', accountId).execute();
+  const grants = await records.grantsOfAccount(db, accountId);
   const clientIds = [...new Set(grants.map((g) => g.client_id).filter((id): id is string => id !== null))];
-  const clients = clientIds.length === 0 ? [] : await db.selectFrom('oauth_records').select(['id', 'payload']).where('model', '=', 'Client').where('id', 'in', clientIds).execute();
+  const clients = clientIds.length === 0 ? [] : await records.payloadsOf(db, 'Client', clientIds);
   const names = new Map(
     clients.map((c) => {
       const md = JSON.parse(c.payload) as { client_name?: string };
@@ -45,9 +45,8 @@ export async function signedInApps(store: Store, accountId: string): Promise<Sig
  */
 export async function revokeSignedInApp(store: Store, accountId: string, grantId: string): Promise<boolean> {
   const revoked = await store.db.transaction().execute(async (trx) => {
-    const removed = await trx.deleteFrom('oauth_records').where('model', '=', 'Grant').where('id', '=', grantId).where('account_id', '=', accountId).executeTakeFirst();
-    if (removed.numDeletedRows === 0n) return [];
-    await trx.deleteFrom('oauth_records').where('grant_id', '=', grantId).execute();
+    if (!(await records.deleteRecord(trx, 'Grant', grantId, accountId))) return [];
+    await records.deleteUnderGrants(trx, [grantId]);
     return revokeGrants(trx, store, [grantId]);
   });
   announceRevocations(store, revoked);
@@ -61,10 +60,9 @@ export async function revokeSignedInApp(store: Store, accountId: string, grantId
  * revocations to announce after commit.
  */
 export async function endSignInsOf(trx: Trx, store: Store, accountId: string): Promise<Revocation[]> {
-  const grants = await trx.selectFrom('oauth_records').select('id').where('model', '=', 'Grant').where('account_id', '=', accountId).execute();
-  const grantIds = grants.map((g) => g.id);
-  await trx.deleteFrom('oauth_records').where('account_id', '=', accountId).execute();
-  if (grantIds.length > 0) await trx.deleteFrom('oauth_records').where('grant_id', 'in', grantIds).execute();
+  const grantIds = await records.grantIdsBy(trx, 'account_id', accountId);
+  await records.deleteRecordsBy(trx, 'account_id', accountId);
+  await records.deleteUnderGrants(trx, grantIds);
   return revokeGrants(trx, store, grantIds);
 }
 

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import type { AdapterPayload, KoaContextWithOIDC, Provider } from 'oidc-provider';
 import type { Store } from '../db/dialect.js';
 import { PUBLIC_AUDIENCE } from '../auth/verifier.js';
+import { findPayload, upsertRecord } from './oauth-records-repository.js';
 import type { ClientShown } from './pages.js';
 export { PUBLIC_AUDIENCE };
 
@@ -129,16 +130,11 @@ export function devicePolling(store: Store, routes: { token: string; deviceAutho
 
   async function tooSoon(deviceCode: string, now: number): Promise<boolean> {
     const id = key(deviceCode);
-    const row = await store.db.selectFrom('oauth_records').select('payload').where('model', '=', polls.model).where('id', '=', id).executeTakeFirst();
-    const seen = row ? (JSON.parse(row.payload) as PollRecord) : undefined;
+    const stored = await findPayload(store.db, polls.model, 'id', id);
+    const seen = stored === undefined ? undefined : (JSON.parse(stored) as PollRecord);
     const early = seen !== undefined && now - seen.last < seen.interval * 1000;
     const next: PollRecord = { last: now, interval: (seen?.interval ?? POLL_INTERVAL_SECONDS) + (early ? 5 : 0) };
-    const fields = { payload: JSON.stringify(next), expires_at: new Date(now + 3600_000).toISOString() };
-    await store.db
-      .insertInto('oauth_records')
-      .values({ model: polls.model, id, grant_id: null, user_code: null, uid: null, ...fields })
-      .onConflict((oc) => oc.columns(['model', 'id']).doUpdateSet(fields))
-      .execute();
+    await upsertRecord(store.db, polls.model, id, { payload: JSON.stringify(next), expires_at: new Date(now + 3600_000).toISOString() });
     return early;
   }
 

@@ -1,7 +1,6 @@
 import { decodeJwt } from 'jose';
 import type { KoaContextWithOIDC } from 'oidc-provider';
-import { recordRevocationsNow } from '../auth/revocation-repository.js';
-import { announceRevocations, GRANT_CLAIM, tokenRevocation } from '../auth/revocations.js';
+import { announceRevocations, GRANT_CLAIM, recordRevocationsNow, tokenRevocation } from '../auth/revocations.js';
 import { TokenRejected, type TokenVerifier } from '../auth/verifier.js';
 import type { Store } from '../db/dialect.js';
 
