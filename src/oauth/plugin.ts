@@ -6,7 +6,8 @@ import { createInvitationService, type SignupPolicy } from '../accounts/invitati
 import { createSetupLinkService } from '../accounts/setup-link.js';
 import type { FamilyService } from '../modules/families/service.js';
 import { accountPage } from './account-page.js';
-import { accountPages } from './account-pages.js';
+import { invitationRoutes } from './invitation-routes.js';
+import { joinPages } from './join-pages.js';
 import { deviceCookieHeader, deviceCookieOf } from './device-cookie.js';
 import { signInWithPassword, WRONG_PASSWORD } from '../accounts/password-sign-in.js';
 import { signInWithPasskey } from '../accounts/passkey-sign-in.js';
@@ -151,15 +152,9 @@ export async function signInPlugin(app: FastifyInstance, opts: SignInPluginOptio
   const guard = createFormGuard(opts.issuer, cookieKeys);
   await app.register(interactionPages, { provider, accounts: opts.accounts, guard, throttle, passkeys, cookieKeys, secureCookies: opts.issuer.startsWith('https:') });
   const setupLinks = createSetupLinkService(opts.store, opts.accounts, opts.families);
-  await app.register(accountPages, {
-    invitations: createInvitationService(opts.store, opts.accounts, opts.families, opts.invitationsPerMember),
-    setupLinks,
-    throttle,
-    signup: opts.signup,
-    invitationsPerMember: opts.invitationsPerMember,
-    publicBaseUrl: opts.issuer,
-    cookieKeys,
-  });
+  const invitations = createInvitationService(opts.store, opts.accounts, opts.families, opts.invitationsPerMember);
+  await app.register(invitationRoutes, { invitations, signup: opts.signup, invitationsPerMember: opts.invitationsPerMember, publicBaseUrl: opts.issuer });
+  await app.register(joinPages, { invitations, setupLinks, throttle, signup: opts.signup, publicBaseUrl: opts.issuer, cookieKeys });
   await app.register(accountPage, {
     store: opts.store,
     accounts: opts.accounts,
