@@ -1,3 +1,4 @@
+import { requestCookie } from './request-cookie.js';
 import type { FastifyRequest } from 'fastify';
 import { ACCOUNT_SESSION_MS, type AccountSession, type AccountSessions } from '../accounts/account-sessions.js';
 
@@ -20,15 +21,8 @@ export interface AccountSessionCookie {
  */
 export function accountSessionCookie(sessions: AccountSessions, opts: { secure: boolean }): AccountSessionCookie {
   const attributes = `Path=${PATH}; HttpOnly; SameSite=Lax${opts.secure ? '; Secure' : ''}`;
-  const secretOf = (request: FastifyRequest): string | undefined =>
-    (request.headers.cookie ?? '')
-      .split(';')
-      .map((part) => part.trim())
-      .find((part) => part.startsWith(`${COOKIE}=`))
-      ?.slice(COOKIE.length + 1);
-
   return {
-    current: (request) => sessions.find(secretOf(request) ?? ''),
+    current: (request) => sessions.find(requestCookie(request, COOKIE) ?? ''),
     async signIn(userId) {
       return `${COOKIE}=${await sessions.start(userId)}; Max-Age=${ACCOUNT_SESSION_MS / 1000}; ${attributes}`;
     },

@@ -1,4 +1,5 @@
 import type { FastifyRequest } from 'fastify';
+import { requestCookie } from './request-cookie.js';
 import { DEVICE_TOKEN_TTL_MS } from '../accounts/device-cookies.js';
 
 /**
@@ -9,11 +10,7 @@ import { DEVICE_TOKEN_TTL_MS } from '../accounts/device-cookies.js';
 const COOKIE = 'cardshelf_device';
 
 export function deviceCookieOf(request: FastifyRequest): string | undefined {
-  return (request.headers.cookie ?? '')
-    .split(';')
-    .map((part) => part.trim())
-    .find((part) => part.startsWith(`${COOKIE}=`))
-    ?.slice(COOKIE.length + 1);
+  return requestCookie(request, COOKIE);
 }
 
 /** `Set-Cookie` for the cookie value `value`. */
