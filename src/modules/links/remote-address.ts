@@ -9,8 +9,9 @@ import ipaddr from 'ipaddr.js';
  * - `forbidden`: everything else (link-local with the cloud metadata address 169.254.169.254,
  *   unspecified, multicast, broadcast, documentation, benchmarking and other reserved ranges, the
  *   IPv6 forms that embed an IPv4 address such as 6to4, NAT64 and the deprecated IPv4-compatible
- *   ::a.b.c.d), or a string that is no address: never fetched, whatever the settings.
- * IPv4-mapped IPv6 (::ffff:a.b.c.d) is judged as the IPv4 address it carries.
+ *   ::7f00:1), or a string that is no address: never fetched, whatever the settings.
+ * IPv4-mapped IPv6 (::ffff:a.b.c.d, and any IPv6 written with a dotted tail, such as ::a.b.c.d)
+ * is judged as the IPv4 address it carries.
  */
 export type AddressKind = 'public' | 'local' | 'forbidden';
 
@@ -18,7 +19,7 @@ const LOCAL_IPV4 = new Set<string>(['loopback', 'private', 'carrierGradeNat']);
 const LOCAL_IPV6 = new Set<string>(['loopback', 'uniqueLocal']);
 /**
  * ipaddr.js calls "unicast" whatever is in none of its special ranges, which for IPv6 includes
- * the unallocated rest of ::/8 (the deprecated IPv4-compatible ::127.0.0.1 among it): only the
+ * the unallocated rest of ::/8 (the deprecated IPv4-compatible ::7f00:1 among it): only the
  * global unicast block (RFC 4291 2.4) is public.
  */
 const GLOBAL_UNICAST_IPV6 = ipaddr.IPv6.parseCIDR('2000::/3');
