@@ -53,6 +53,9 @@ import { transcodeQueueDepth } from './modules/media/queries.js';
 import { createMediaReadRights } from './modules/media/read-rights.js';
 import { mediaRoutes } from './modules/media/routes.js';
 import { createTrackMediaFiller } from './modules/media/track-media.js';
+import { createLinks } from './modules/links/links.js';
+import { linkRoutes } from './modules/links/routes.js';
+import { Job as LinkJob, Link } from './modules/links/schemas.js';
 import { wishlistRoutes } from './modules/wishlists/routes.js';
 import { Wishlist } from './modules/wishlists/schemas.js';
 import { createWishlistService } from './modules/wishlists/service.js';
@@ -188,7 +191,7 @@ function createFastify(config: Readonly<Config>): App {
 
 /** The schemas answers refer to by name (`$ref`), shared by routes and the document. */
 function addSharedSchemas(app: App): void {
-  for (const schema of [ErrorBody, Card, CardSummary, Family, LibraryRecord, Group, Wishlist, Device, DeviceStatus]) {
+  for (const schema of [ErrorBody, Card, CardSummary, Family, LibraryRecord, Group, Wishlist, Device, DeviceStatus, Link, LinkJob]) {
     app.addSchema(schema);
   }
 }
@@ -209,6 +212,10 @@ async function registerResources(
   const cards = createCardService(store, families, tagger, createTrackMediaFiller());
   const rights = createMediaReadRights(store, families);
   await app.register(cardRoutes, { cards, media: signer, rights, tagger });
+  // The same secret root as media URLs: whatever the deployment shares, every instance derives alike.
+  const links = createLinks(store, config, { media, cards, instanceSecret: mediaUrlSecret, log: app.log.child({ component: 'links' }) });
+  app.addHook('preClose', () => links.close());
+  await app.register(linkRoutes, { links: links.service });
   await app.register(familyRoutes, { families });
   const devices = createDeviceService(store, {
     families,

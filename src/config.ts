@@ -157,9 +157,32 @@ const EnvSchema = Type.Object({
    * also the event streams its players may hold together on one instance.
    */
   PLAYERS_MAX_PER_FAMILY: Type.Integer({ minimum: 1, maximum: 10_000, default: 20 }),
+  /**
+   * Linked services (modules/links): a remote's answers and media URLs may name private,
+   * loopback or link-local addresses only when the remote's own host is one; `true` allows them
+   * for every URL (a remote whose media is on the operator's own network).
+   */
+  LINKS_ALLOW_PRIVATE_NETWORKS: Type.Union([Type.Literal('true'), Type.Literal('false')], { default: 'false' }),
+  /** Pulls and pushes one instance runs at once, and files one job copies at once. */
+  LINK_JOBS_PER_INSTANCE: Type.Integer({ minimum: 1, maximum: 64, default: 2 }),
+  LINK_FILES_PER_JOB: Type.Integer({ minimum: 1, maximum: 16, default: 3 }),
+  /** A job's lease (seconds): an instance that died leaves its job to another after this. */
+  LINK_JOB_LEASE_SECONDS: Type.Integer({ minimum: 2, maximum: 3600, default: 60 }),
+  /** How long one call to a remote may take, and one media file's download or upload (seconds). */
+  LINK_REMOTE_TIMEOUT_SECONDS: Type.Integer({ minimum: 1, maximum: 600, default: 30 }),
+  LINK_MEDIA_TIMEOUT_SECONDS: Type.Integer({ minimum: 1, maximum: 7200, default: 600 }),
 });
 
 type Env = Static<typeof EnvSchema>;
+
+export interface LinksConfig {
+  allowPrivateNetworks: boolean;
+  jobsPerInstance: number;
+  filesPerJob: number;
+  leaseSeconds: number;
+  remoteTimeoutMs: number;
+  mediaTimeoutMs: number;
+}
 
 export interface Config {
   port: number;
@@ -191,6 +214,8 @@ export interface Config {
   events: EventsConfig;
   /** Registered players (modules/devices). */
   players: { maxPerFamily: number };
+  /** Linked services (modules/links). */
+  links: LinksConfig;
   signIn: {
     accessTokenTtlSeconds: number;
     refreshTokenTtlSeconds: number;
@@ -362,6 +387,14 @@ function fromEnv(env: Env): Config {
       pollMs: env.EVENTS_POLL_MS,
     },
     players: { maxPerFamily: env.PLAYERS_MAX_PER_FAMILY },
+    links: {
+      allowPrivateNetworks: env.LINKS_ALLOW_PRIVATE_NETWORKS === 'true',
+      jobsPerInstance: env.LINK_JOBS_PER_INSTANCE,
+      filesPerJob: env.LINK_FILES_PER_JOB,
+      leaseSeconds: env.LINK_JOB_LEASE_SECONDS,
+      remoteTimeoutMs: env.LINK_REMOTE_TIMEOUT_SECONDS * 1000,
+      mediaTimeoutMs: env.LINK_MEDIA_TIMEOUT_SECONDS * 1000,
+    },
     signIn: {
       accessTokenTtlSeconds: env.ACCESS_TOKEN_TTL_SECONDS,
       refreshTokenTtlSeconds: env.REFRESH_TOKEN_TTL_SECONDS,

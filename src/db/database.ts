@@ -34,6 +34,9 @@ export interface Database {
   passkey_challenges: PasskeyChallengesTable;
   token_revocations: TokenRevocationsTable;
   account_sessions: AccountSessionsTable;
+  links: LinksTable;
+  link_cards: LinkCardsTable;
+  link_jobs: LinkJobsTable;
 }
 
 /** 0 or 1: booleans stored portably. */
@@ -361,3 +364,68 @@ export interface AccountSessionsTable {
   confirmed_at: string;
   expires_at: string;
 }
+
+/** A member's linked account on another service (migration 013; src/modules/links/). */
+export interface LinksTable {
+  link_id: string;
+  user_id: string;
+  name: string;
+  api_base_url: string;
+  auth_base_url: string;
+  client_id: string;
+  audience: string | null;
+  state: 'signing-in' | 'linked' | 'failed';
+  /** Why the link failed (denied, expired, the remote refused a refresh, ...). */
+  reason: string | null;
+  user_code: string | null;
+  verification_uri: string | null;
+  verification_uri_complete: string | null;
+  /** When the device code expires (while signing in). */
+  expires_at: string | null;
+  device_code_sealed: string | null;
+  poll_interval: number;
+  next_poll_at: string | null;
+  refresh_token_sealed: string | null;
+  access_token_sealed: string | null;
+  access_expires_at: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export type LinkRow = Selectable<LinksTable>;
+
+/** Which remote card is which local card, and how each side looked at the last copy. */
+export interface LinkCardsTable {
+  link_id: string;
+  remote_card_id: string;
+  local_card_id: string;
+  remote_fingerprint: string;
+  local_version: number;
+  updated_at: string;
+}
+
+export type LinkCardRow = Selectable<LinkCardsTable>;
+
+/** A pull or push, claimed by an instance under a lease. */
+export interface LinkJobsTable {
+  job_id: string;
+  link_id: string;
+  user_id: string;
+  kind: 'pull' | 'push';
+  state: 'queued' | 'running' | 'done' | 'failed';
+  /** JSON: `{"cardIds"?: string[], "overwrite": boolean}`. */
+  request: string;
+  /** JSON: each card's outcome (links/schemas.ts JobCard). */
+  cards: string;
+  files_done: number;
+  files_total: number;
+  /** bigint: PostgreSQL hands it back as a string. */
+  bytes: number | string;
+  error: string | null;
+  attempts: number;
+  lease_until: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export type LinkJobRow = Selectable<LinkJobsTable>;

@@ -13,6 +13,7 @@ import { players } from './migrations/009-players.js';
 import { passkeys } from './migrations/010-passkeys.js';
 import { tokenRevocations } from './migrations/011-token-revocations.js';
 import { accountSessions } from './migrations/012-account-sessions.js';
+import { links } from './migrations/013-links.js';
 
 /** The migrations, in order. Names sort; each is built for the dialect it runs on. */
 function migrations(dialect: StoreDialect): Record<string, Migration> {
@@ -29,6 +30,7 @@ function migrations(dialect: StoreDialect): Record<string, Migration> {
     '010-passkeys': passkeys(dialect),
     '011-token-revocations': tokenRevocations(dialect),
     '012-account-sessions': accountSessions(dialect),
+    '013-links': links(dialect),
   };
 }
 

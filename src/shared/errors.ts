@@ -26,6 +26,8 @@ export const ERROR_STATUS = {
   'rate-limited': 429,
   'headers-too-large': 431,
   internal: 500,
+  /** A linked service (src/modules/links/) answered wrongly or not at all. */
+  'remote-failed': 502,
   unavailable: 503,
 } as const;
 

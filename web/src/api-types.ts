@@ -499,6 +499,162 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/user/links/presets": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The public service's URLs, to start a link from
+         * @description Its sign-in needs a client id registered with it by the user or the operator (its developer dashboard).
+         *
+         *     Needs the scope `user:content:manage`.
+         */
+        get: operations["getUserLinksPresets"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/user/links": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Your links
+         * @description Needs the scope `user:content:manage`.
+         */
+        get: operations["getUserLinks"];
+        put?: never;
+        /**
+         * Link an account on another service, with its own device sign-in
+         * @description Starts the remote's device flow (RFC 8628) and answers its code and link; the link is `linked` once the code is approved there, `failed` (with `reason`) if it is denied or expires. At most 10 links a member. A remote that does not answer: 502 `remote-failed`.
+         *
+         *     Needs the scope `user:content:manage`.
+         */
+        post: operations["postUserLinks"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/user/links/{linkId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One of your links
+         * @description Needs the scope `user:content:manage`.
+         */
+        get: operations["getUserLinksByLinkId"];
+        put?: never;
+        post?: never;
+        /**
+         * Unlink: the sign-in is revoked at the remote and forgotten here
+         * @description Cards copied stay where they are, on both sides.
+         *
+         *     Needs the scope `user:content:manage`.
+         */
+        delete: operations["deleteUserLinksByLinkId"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/user/links/{linkId}/pull": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Bring cards home: copy remote cards here
+         * @description Every MYO card of the remote account, or the `cardIds` named (at most 500). Answers the job at once; `GET .../jobs/{jobId}` and the live events follow it.
+         *
+         *     Needs the scope `user:content:manage`.
+         */
+        post: operations["postUserLinksByLinkIdPull"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/user/links/{linkId}/push": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send cards out: copy your cards to the remote
+         * @description Needs the scope `user:content:manage`.
+         */
+        post: operations["postUserLinksByLinkIdPush"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/user/links/{linkId}/jobs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A link's jobs, newest first
+         * @description Needs the scope `user:content:manage`.
+         */
+        get: operations["getUserLinksByLinkIdJobs"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/user/links/{linkId}/jobs/{jobId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One job: its state, each card's outcome, files and bytes copied
+         * @description Needs the scope `user:content:manage`.
+         */
+        get: operations["getUserLinksByLinkIdJobsByJobId"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/user/family": {
         parameters: {
             query?: never;
@@ -1298,6 +1454,68 @@ export interface components {
             trackLength: number;
             playbackStatus: "playing" | "paused" | "stopped";
             reportedAt: string | null;
+        };
+        /** Link */
+        Link: {
+            linkId: string;
+            name: string;
+            apiBaseUrl: string;
+            authBaseUrl: string;
+            clientId: string;
+            audience: string | null;
+            state: "signing-in" | "linked" | "failed";
+            /** @description why the link failed */
+            reason?: string;
+            /** @description while signing in: the code to enter at the remote */
+            userCode?: string;
+            verificationUri?: string;
+            verificationUriComplete?: string;
+            /**
+             * @description ISO 8601, UTC, with milliseconds
+             * @example 2026-01-31T12:00:00.000Z
+             */
+            expiresAt?: string;
+            /**
+             * @description ISO 8601, UTC, with milliseconds
+             * @example 2026-01-31T12:00:00.000Z
+             */
+            createdAt: string;
+            /**
+             * @description ISO 8601, UTC, with milliseconds
+             * @example 2026-01-31T12:00:00.000Z
+             */
+            updatedAt: string;
+        };
+        /** LinkJob */
+        LinkJob: {
+            jobId: string;
+            linkId: string;
+            kind: "pull" | "push";
+            state: "queued" | "running" | "done" | "failed";
+            error?: string;
+            cards: {
+                remoteCardId: string | null;
+                cardId: string | null;
+                title?: string;
+                state: "pending" | "copied" | "unchanged" | "conflict" | "deleted-remote" | "failed";
+                error?: string;
+            }[];
+            files: {
+                done: number;
+                total: number;
+            };
+            /** @description bytes of media copied */
+            bytes: number;
+            /**
+             * @description ISO 8601, UTC, with milliseconds
+             * @example 2026-01-31T12:00:00.000Z
+             */
+            createdAt: string;
+            /**
+             * @description ISO 8601, UTC, with milliseconds
+             * @example 2026-01-31T12:00:00.000Z
+             */
+            updatedAt: string;
         };
     };
     responses: {
@@ -2756,6 +2974,323 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    getUserLinksPresets: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The public service's URLs, to start a link from. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        presets: {
+                            name: string;
+                            apiBaseUrl: string;
+                            authBaseUrl: string;
+                            audience: string;
+                        }[];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    getUserLinks: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Your links. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        links: components["schemas"]["Link"][];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    postUserLinks: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description what the member calls the link */
+                    name: string;
+                    /** @description the remote's API base URL (`https://api.yotoplay.com` for the public service): an absolute http(s) URL */
+                    apiBaseUrl: string;
+                    /** @description the remote's sign-in base URL, where `/oauth/device/code` and `/oauth/token` are (`https://login.yotoplay.com`): an absolute http(s) URL */
+                    authBaseUrl: string;
+                    /** @description the client id the remote knows the app by */
+                    clientId: string;
+                    /** @description sent as `audience` with the sign-in (the public service: `https://api.yotoplay.com`) */
+                    audience?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Created. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        link: components["schemas"]["Link"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            /** @description It existed already: replaced or updated. */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    getUserLinksByLinkId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the link id */
+                linkId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One of your links. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        link: components["schemas"]["Link"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    deleteUserLinksByLinkId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the link id */
+                linkId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "ok";
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    postUserLinksByLinkIdPull: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the link id */
+                linkId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description the remote's card ids; absent: every MYO card of the remote account */
+                    cardIds?: string[];
+                    /** @description copy cards changed on both sides too (the remote wins) */
+                    overwrite?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description Done: the new state. */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        job: components["schemas"]["LinkJob"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    postUserLinksByLinkIdPush: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the link id */
+                linkId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description the local card ids (your own MYO cards) */
+                    cardIds: string[];
+                    /** @description copy cards changed on both sides too (this side wins) */
+                    overwrite?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description Done: the new state. */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        job: components["schemas"]["LinkJob"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    getUserLinksByLinkIdJobs: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the link id */
+                linkId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A link's jobs, newest first. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        jobs: components["schemas"]["LinkJob"][];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    getUserLinksByLinkIdJobsByJobId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the link id */
+                linkId: string;
+                /** @description the job id */
+                jobId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One job: its state, each card's outcome, files and bytes copied. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        job: components["schemas"]["LinkJob"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
             503: components["responses"]["Unavailable"];
         };
     };

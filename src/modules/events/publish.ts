@@ -37,6 +37,8 @@ export type EventKind =
   | 'account.disabled'
   | 'transcode.finished'
   | 'transcode.failed'
+  | 'link.changed'
+  | 'link.job'
   | `player.${string}`;
 
 /** Who may see an event: every member of a family, or one user alone (their wishlists, transcodes). */
