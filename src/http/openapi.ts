@@ -22,6 +22,7 @@ export const TAGS = [
   { name: 'library', description: 'The family library: free and club cards added to it, in the order they were added.' },
   { name: 'groups', description: 'Named groups arranging the cards of the family library.' },
   { name: 'wishlists', description: 'Wishlists of cards, and the read-only view of one shared by its `shareId`.' },
+  { name: 'links', description: "Linked services: the caller's accounts on other services that speak this interface, and copies of cards to and from them." },
   { name: 'admin', description: 'Catalogue cards and families, for operators: tokens with the scope `admin`.' },
   { name: 'operations', description: "Liveness, readiness and the local token issuer's public keys, for operators and load balancers." },
 ];
@@ -104,6 +105,11 @@ const SHARED_ERRORS: Record<number, SharedError> = {
     name: 'RateLimited',
     description: 'Too many requests from this client this minute; `Retry-After` says when to try again.',
     examples: { 'rate-limited': 'rate limit exceeded, retry in 1 minute' },
+  },
+  502: {
+    name: 'RemoteFailed',
+    description: 'A linked service (another server this one called for the caller) did not answer, or answered what it should not.',
+    examples: { 'remote-failed': "the remote's sign-in did not start: connect ECONNREFUSED" },
   },
   503: {
     name: 'Unavailable',
