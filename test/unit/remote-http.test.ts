@@ -112,6 +112,9 @@ beforeAll(async () => {
     const to = new URL(req.url ?? '/', 'http://x').searchParams.get('to') ?? '/';
     res.writeHead(302, { location: to }).end();
   });
+  a.route('/method', (req, res) => json(res, 200, { method: req.method, type: req.headers['content-type'] ?? null }));
+  a.route('/see-other', (_req, res) => res.writeHead(303, { location: '/method' }).end());
+  a.route('/temporary', (_req, res) => res.writeHead(307, { location: '/upload' }).end());
   a.route('/loop', (_req, res) => res.writeHead(302, { location: '/loop' }).end());
   a.route('/huge-chunked', (_req, res) => {
     res.writeHead(200, { 'content-type': 'application/json' });
@@ -278,6 +281,23 @@ describe('which addresses a remote may be fetched from', () => {
     const err = await remoteError(remoteJson(policy(), `${a.base}/loop`));
     expect(err.code).toBe('bad-answer');
     expect(a.hits.get('/loop')).toBe(6);
+  });
+});
+
+describe('the method and body on redirects', () => {
+  it('continues a 303 as a GET without body', async () => {
+    const answer = await remoteJson(policy(), `${a.base}/see-other`, { method: 'POST', json: { a: 1 } });
+    expect(answer.body).toEqual({ method: 'GET', type: null });
+  });
+
+  it('repeats the method and a Buffer body on a 307, and refuses to repeat a stream', async () => {
+    const bytes = Buffer.from('hello');
+    const again = await remoteUpload(policy(), `${a.base}/temporary`, { method: 'PUT', body: bytes });
+    expect(again.body).toMatchObject({ method: 'PUT', size: 5 });
+    const stream = Readable.from([bytes]);
+    const err = await remoteError(remoteUpload(policy(), `${a.base}/temporary`, { method: 'PUT', body: stream, contentLength: 5 }));
+    expect(err.code).toBe('bad-answer');
+    expect(stream.destroyed).toBe(true);
   });
 });
 
