@@ -1,7 +1,13 @@
+import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { once } from 'node:events';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
+import https from 'node:https';
 import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
 import { Readable } from 'node:stream';
 import { buffer } from 'node:stream/consumers';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -106,6 +112,9 @@ beforeAll(async () => {
     const to = new URL(req.url ?? '/', 'http://x').searchParams.get('to') ?? '/';
     res.writeHead(302, { location: to }).end();
   });
+  a.route('/method', (req, res) => json(res, 200, { method: req.method, type: req.headers['content-type'] ?? null }));
+  a.route('/see-other', (_req, res) => res.writeHead(303, { location: '/method' }).end());
+  a.route('/temporary', (_req, res) => res.writeHead(307, { location: '/upload' }).end());
   a.route('/loop', (_req, res) => res.writeHead(302, { location: '/loop' }).end());
   a.route('/huge-chunked', (_req, res) => {
     res.writeHead(200, { 'content-type': 'application/json' });
@@ -272,6 +281,23 @@ describe('which addresses a remote may be fetched from', () => {
     const err = await remoteError(remoteJson(policy(), `${a.base}/loop`));
     expect(err.code).toBe('bad-answer');
     expect(a.hits.get('/loop')).toBe(6);
+  });
+});
+
+describe('the method and body on redirects', () => {
+  it('continues a 303 as a GET without body', async () => {
+    const answer = await remoteJson(policy(), `${a.base}/see-other`, { method: 'POST', json: { a: 1 } });
+    expect(answer.body).toEqual({ method: 'GET', type: null });
+  });
+
+  it('repeats the method and a Buffer body on a 307, and refuses to repeat a stream', async () => {
+    const bytes = Buffer.from('hello');
+    const again = await remoteUpload(policy(), `${a.base}/temporary`, { method: 'PUT', body: bytes });
+    expect(again.body).toMatchObject({ method: 'PUT', size: 5 });
+    const stream = Readable.from([bytes]);
+    const err = await remoteError(remoteUpload(policy(), `${a.base}/temporary`, { method: 'PUT', body: stream, contentLength: 5 }));
+    expect(err.code).toBe('bad-answer');
+    expect(stream.destroyed).toBe(true);
   });
 });
 
@@ -497,5 +523,53 @@ describe('remoteUpload', () => {
   it('throws a non-2xx answer', async () => {
     const err = await remoteError(remoteUpload(policy(), `${a.base}/fail`, { method: 'POST', body: bytes }));
     expect(err).toMatchObject({ code: 'http', status: 500 });
+  });
+});
+
+describe('https', () => {
+  /**
+   * The connection goes to the checked IP, yet TLS must name and verify the URL's host. The
+   * client runs in a child process that trusts a self-signed certificate for `localhost` (Node
+   * reads NODE_EXTRA_CA_CERTS only at start).
+   */
+  it('verifies the certificate against the URL\'s host name while connecting to the checked address', async () => {
+    const run = promisify(execFile);
+    const dir = await mkdtemp(path.join(tmpdir(), 'cardshelf-remote-tls-'));
+    const key = path.join(dir, 'key.pem');
+    const cert = path.join(dir, 'cert.pem');
+    await run('openssl', [
+      'req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', key, '-out', cert, '-days', '1',
+      '-subj', '/CN=localhost', '-addext', 'subjectAltName=DNS:localhost',
+    ]);
+    const seen: { sni: string | undefined; host: string | undefined }[] = [];
+    const server = https.createServer({ key: await readFile(key), cert: await readFile(cert) }, (req, res) => {
+      seen.push({ sni: (req.socket as import('node:tls').TLSSocket).servername || undefined, host: req.headers.host });
+      json(res, 200, { ok: true });
+    });
+    server.listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    const { port } = server.address() as AddressInfo;
+    try {
+      const client = new URL('../../src/modules/links/remote-http.ts', import.meta.url).href;
+      const script = `
+        const { remoteJson } = await import(${JSON.stringify(client)});
+        const policy = { trustedHosts: ['localhost', '127.0.0.1'], allowPrivateNetworks: false, timeoutMs: 5000, maxJsonBytes: 1000 };
+        for (const host of ['localhost', '127.0.0.1']) {
+          const url = 'https://' + host + ':${port}/json';
+          console.log(await remoteJson(policy, url).then((a) => JSON.stringify(a.body), (e) => e.code + ' ' + e.message));
+        }`;
+      const { stdout } = await run(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
+        env: { ...process.env, NODE_EXTRA_CA_CERTS: cert },
+      });
+      const [byName, byAddress] = stdout.trim().split('\n');
+      expect(byName).toBe('{"ok":true}');
+      // The certificate names localhost only: the bare address is not in it.
+      expect(byAddress).toMatch(/^network .*ERR_TLS_CERT_ALTNAME_INVALID/);
+      expect(seen[0]).toEqual({ sni: 'localhost', host: `localhost:${port}` });
+    } finally {
+      server.closeAllConnections();
+      server.close();
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 });

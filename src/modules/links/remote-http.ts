@@ -65,6 +65,11 @@ function describe(url: URL): string {
   return `${url.protocol}//${url.host}${url.pathname}`;
 }
 
+/** The URL's host as an address or name to connect to: an IPv6 literal without its brackets. */
+function bareHost(url: URL): string {
+  return url.hostname.replace(/^\[(.*)\]$/, '$1');
+}
+
 function parseUrl(raw: string): URL {
   try {
     return new URL(raw);
@@ -120,7 +125,7 @@ async function checkedAddress(policy: RemotePolicy, url: URL): Promise<{ address
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
     throw new RemoteError('refused-address', `${describe(url)}: only http and https URLs are fetched`);
   }
-  const host = url.hostname.replace(/^\[(.*)\]$/, '$1');
+  const host = bareHost(url);
   const family = isIP(host);
   let addresses: { address: string; family: number }[];
   if (family !== 0) {
@@ -163,7 +168,7 @@ interface Outgoing {
 async function openHop(policy: RemotePolicy, url: URL, out: Outgoing, deadline: Deadline): Promise<IncomingMessage> {
   const { address, family } = await deadline.race(checkedAddress(policy, url));
   const secure = url.protocol === 'https:';
-  const host = url.hostname.replace(/^\[(.*)\]$/, '$1');
+  const host = bareHost(url);
   const req = (secure ? https : http).request({
     agent: agents[secure ? 'https:' : 'http:'],
     host: address,
@@ -176,7 +181,8 @@ async function openHop(policy: RemotePolicy, url: URL, out: Outgoing, deadline: 
   });
   deadline.track(req);
   return new Promise<IncomingMessage>((resolve, reject) => {
-    req.once('error', (err) => reject(asRemoteError(err, url)));
+    // `on`, not `once`: a socket may still fail after the answer came (a late second error would throw).
+    req.on('error', (err) => reject(asRemoteError(err, url)));
     req.once('response', (res) => {
       deadline.track(res);
       resolve(res);
@@ -186,7 +192,8 @@ async function openHop(policy: RemotePolicy, url: URL, out: Outgoing, deadline: 
       req.end(body);
       return;
     }
-    body.once('error', (err) => {
+    // The caller's own stream failing is its error, not the remote's: passed on as it is.
+    body.on('error', (err) => {
       reject(err);
       req.destroy();
     });
@@ -392,7 +399,7 @@ export async function remoteDownload(
     }
     const body = byteLimit(opts.maxBytes, () => tooLarge(answered, opts.maxBytes));
     deadline.track(body);
-    res.once('error', (err) => body.destroy(asRemoteError(err, answered)));
+    res.on('error', (err) => body.destroy(asRemoteError(err, answered)));
     body.once('close', () => {
       deadline.clear();
       res.destroy();
