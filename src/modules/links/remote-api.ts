@@ -66,7 +66,7 @@ export function createRemoteApi(deps: RemoteApiDeps): RemoteApi {
 
     upload: <T>(target: { path: string } | { url: string }, method: 'PUT' | 'POST', body: UploadBody) => {
       const send = (to: string, headers: Record<string, string>) =>
-        remoteUpload<T>(policy, to, { method, body: body.open(), contentLength: body.size, contentType: body.contentType, headers }).then((r) => r.body);
+        remoteUpload<T>(policy, to, { method, body: body.open(), contentLength: body.size, contentType: body.contentType, headers, timeoutMs: deps.mediaTimeoutMs }).then((r) => r.body);
       return withRetries(() => ('path' in target ? authorized((token) => send(url(target.path), bearer(token))) : send(target.url, {})));
     },
   };
