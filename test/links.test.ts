@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { AddressInfo } from 'node:net';
 import { startTestApp, errorCode, type TestApp } from './helpers.js';
+import { openEventStream, type EventStreamClient } from './support/event-stream.js';
 import { audioRef, decideAtRemote, makeCard, playsRange, startRemote, waitFor, type Remote } from './support/linked-remote.js';
 import { testDialect } from './support/test-database.js';
 
@@ -83,9 +85,19 @@ describe(`linked services on ${testDialect()}`, { timeout: 300_000 }, () => {
       await makeCard(remote.t, remoteToken, 'Songs', 1, 3, 500),
       await makeCard(remote.t, remoteToken, 'Stories', 1, 3, 700),
     ];
+    // The member's live events follow the link and the jobs (the app listens for them).
+    await here.app.listen({ port: 0, host: '127.0.0.1' });
+    const stream: EventStreamClient = await openEventStream(`http://127.0.0.1:${(here.app.server.address() as AddressInfo).port}`, token);
     const linkId = await link();
+    await stream.waitFor((e) => e.event === 'link.changed' && e.data.ids.linkId === linkId && e.data.state === 'linked');
 
     const first = await runJob(linkId, 'pull', {});
+    const progress = await stream.waitFor((e) => e.event === 'link.job' && e.data.state === 'done' && e.data.ids.linkId === linkId);
+    expect(progress.data).toMatchObject({ read: `/user/links/${linkId}/jobs/${first.jobId as string}`, files: { done: 16, total: 16 }, bytes: first.bytes });
+    const seen = stream.events.filter((e) => e.event === 'link.job' && e.data.ids.jobId === first.jobId).map((e) => e.data.files.done as number);
+    expect(seen.length).toBeGreaterThan(3);
+    expect([...seen].sort((a, b) => a - b)).toEqual(seen);
+    stream.close();
     expect(first.cards.map((c: any) => c.state).sort()).toEqual(['copied', 'copied', 'copied']);
     expect(first.files.total).toBe(first.files.done);
     expect(first.files.done).toBe(10 + 3 + 3); // 10 tracks, an icon and a cover a card

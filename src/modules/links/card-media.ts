@@ -55,10 +55,18 @@ export function setAt(doc: unknown, path: readonly (string | number)[], value: J
   parent[path[path.length - 1] as string | number] = value;
 }
 
-/** The cover's URL (`metadata.cover.imageL`), if it is an http(s) URL. */
-export function coverUrl(doc: unknown): string | undefined {
-  const url = valueAt(doc, ['metadata', 'cover', 'imageL']);
-  return typeof url === 'string' && /^https?:\/\//i.test(url) ? url : undefined;
+/** Where a card may name its cover, a URL (the interface has `cover.imageL` in both). */
+const COVER_PATHS = [
+  ['metadata', 'cover', 'imageL'],
+  ['content', 'cover', 'imageL'],
+] as const;
+
+/** The cover URLs a card names (http(s) only), with where each sits. */
+export function coverSlots(doc: unknown): { path: readonly string[]; url: string }[] {
+  return COVER_PATHS.flatMap((path) => {
+    const url = valueAt(doc, path);
+    return typeof url === 'string' && /^https?:\/\//i.test(url) ? [{ path, url }] : [];
+  });
 }
 
 /**

@@ -5,7 +5,7 @@ import { findCard } from '../cards/queries.js';
 import { SHA256_HEX } from '../../media-store/media-store.js';
 import { now } from '../../shared/clock.js';
 import { AppError } from '../../shared/errors.js';
-import { coverUrl, fingerprint, mediaSlots, portable, setAt, valueAt, type MediaSlot } from './card-media.js';
+import { coverSlots, fingerprint, mediaSlots, portable, setAt, valueAt, type MediaSlot } from './card-media.js';
 import type { CopyContext, LocalSide } from './copy-context.js';
 import * as repo from './repository.js';
 import type { JobCard } from './schemas.js';
@@ -80,8 +80,13 @@ export async function pullCard(ctx: CopyContext, local: LocalSide, remoteCardId:
   const playable = (await ctx.remote.get<{ card?: RemoteCard }>(`${path}?playable=true`)).card ?? {};
   const doc = portable(raw);
   const slots = mediaSlots(doc);
-  const cover = coverUrl(playable) ?? coverUrl(raw);
-  ctx.addFiles(new Set(slots.map((s) => s.hash)).size + (cover ? 1 : 0));
+  // The playable read's cover URL where it differs (a signed one), else the card's own.
+  const covers = coverSlots(doc).map((c) => {
+    const signed = valueAt(playable, c.path);
+    return { path: c.path, url: typeof signed === 'string' && /^https?:\/\//i.test(signed) ? signed : c.url };
+  });
+  const coverUrls = [...new Set(covers.map((c) => c.url))];
+  ctx.addFiles(new Set(slots.map((s) => `${s.kind}:${s.hash}`)).size + coverUrls.length);
   const icons = lazyRemoteIcons(ctx);
   // One copy of each media file, however many slots name it.
   const copies = new Map<string, Promise<string>>();
@@ -98,12 +103,12 @@ export async function pullCard(ctx: CopyContext, local: LocalSide, remoteCardId:
     }
     return copy;
   };
-  const [localRefs, localCover] = await Promise.all([
+  const [localRefs, localCovers] = await Promise.all([
     Promise.all(slots.map(copyOf)),
-    cover ? ctx.file(() => importCover(ctx, local, cover)) : Promise.resolve(undefined),
+    Promise.all(coverUrls.map((url) => ctx.file(() => importCover(ctx, local, url)))),
   ]);
   slots.forEach((slot, i) => setAt(doc, slot.path, `yoto:#${localRefs[i]}`));
-  if (localCover) setAt(doc, ['metadata', 'cover', 'imageL'], localCover);
+  for (const cover of covers) setAt(doc, cover.path, localCovers[coverUrls.indexOf(cover.url)]!);
 
   const input = { ...doc, ...(ours ? { cardId: ours.card_id } : {}) } as CardInput;
   const saved = await local.cards.save(ctx.userId, input, undefined, async (trx, result) => {

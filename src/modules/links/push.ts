@@ -4,7 +4,7 @@ import { fileTypeFromBuffer } from 'file-type';
 import { findCard } from '../cards/queries.js';
 import { now } from '../../shared/clock.js';
 import { AppError } from '../../shared/errors.js';
-import { coverUrl, fingerprint, mediaSlots, portable, setAt, type MediaSlot } from './card-media.js';
+import { coverSlots, fingerprint, mediaSlots, portable, setAt, type MediaSlot } from './card-media.js';
 import type { CopyContext, LocalSide } from './copy-context.js';
 import * as repo from './repository.js';
 import type { JobCard } from './schemas.js';
@@ -44,8 +44,13 @@ export async function pushCard(ctx: CopyContext & { jobId: string }, local: Loca
 
   const doc = portable(stored);
   const slots = mediaSlots(doc);
-  const cover = ownCoverHash(local, coverUrl(doc));
-  ctx.addFiles(new Set(slots.map((s) => `${s.kind}:${s.hash}`)).size + (cover ? 1 : 0));
+  // Covers stored here are sent; a cover URL elsewhere stays as it is.
+  const covers = coverSlots(doc).flatMap((c) => {
+    const hash = ownCoverHash(local, c.url);
+    return hash ? [{ path: c.path, hash }] : [];
+  });
+  const coverHashes = [...new Set(covers.map((c) => c.hash))];
+  ctx.addFiles(new Set(slots.map((s) => `${s.kind}:${s.hash}`)).size + coverHashes.length);
   const copies = new Map<string, Promise<string>>();
   const copyOf = (slot: MediaSlot): Promise<string> => {
     const key = `${slot.kind}:${slot.hash}`;
@@ -56,12 +61,12 @@ export async function pushCard(ctx: CopyContext & { jobId: string }, local: Loca
     }
     return copy;
   };
-  const [remoteRefs, remoteCover] = await Promise.all([
+  const [remoteRefs, remoteCovers] = await Promise.all([
     Promise.all(slots.map(copyOf)),
-    cover ? ctx.file(() => sendCover(ctx, local, cover)) : Promise.resolve(undefined),
+    Promise.all(coverHashes.map((hash) => ctx.file(() => sendCover(ctx, local, hash)))),
   ]);
   slots.forEach((slot, i) => setAt(doc, slot.path, `yoto:#${remoteRefs[i]}`));
-  if (remoteCover) setAt(doc, ['metadata', 'cover', 'imageL'], remoteCover);
+  for (const cover of covers) setAt(doc, cover.path, remoteCovers[coverHashes.indexOf(cover.hash)]!);
 
   const answer = await ctx.remote.send<RemoteCardAnswer>('POST', '/content', { ...doc, ...(remoteCardId ? { cardId: remoteCardId } : {}) }, {
     'idempotency-key': `cardshelf-push-${ctx.jobId}-${cardId}${remoteCardId ? '-update' : ''}`,
@@ -90,9 +95,9 @@ async function readRemote(ctx: CopyContext, remoteCardId: string): Promise<Recor
 }
 
 /** The hash of a cover stored here (`<PUBLIC_BASE_URL>/media/public/<hash>`); another URL is sent as it is. */
-function ownCoverHash(local: LocalSide, url: string | undefined): string | undefined {
+function ownCoverHash(local: LocalSide, url: string): string | undefined {
   const prefix = `${local.publicBaseUrl}/media/public/`;
-  if (!url?.startsWith(prefix)) return undefined;
+  if (!url.startsWith(prefix)) return undefined;
   const hash = url.slice(prefix.length);
   return /^[0-9a-f]{64}$/.test(hash) ? hash : undefined;
 }
