@@ -6,11 +6,18 @@ import path from 'node:path';
  * ffmpeg and ffprobe, run as child processes. Audio is transcoded to what the players play, as
  * the public service documents it: AAC at 128 kbit/s in an MP4 (M4A) container, at 11.025,
  * 22.05, 44.1 or 48 kHz, mono or stereo; `loudnorm` adds EBU R128 loudness normalisation.
+ * Audio that is already in that form (`keepsAudio`) is remuxed, not encoded again.
  */
 
 export const OUTPUT_CONTENT_TYPE = 'audio/mp4';
 const PLAYER_SAMPLE_RATES = [11025, 22050, 44100, 48000];
 const BITRATE = '128k';
+/**
+ * The highest bit rate of AAC kept as it is, in bit/s: 320 kbit/s, the top of what encoders
+ * offer for stereo AAC (the stores sell 256). Above it a file is larger for no gain a player's
+ * speaker can give, so it is encoded at 128 kbit/s like anything else.
+ */
+const MAX_KEPT_BITRATE = 320_000;
 /** EBU R128 targets for spoken word and music on small speakers (ffmpeg's loudnorm defaults, but -16 LUFS). */
 const LOUDNORM = 'loudnorm=I=-16:TP=-1.5:LRA=11';
 
@@ -21,6 +28,14 @@ export interface AudioProbe {
   channels: number;
   sampleRate: number;
   codec: string;
+  /** The codec's profile as ffprobe names it ("LC", "HE-AAC", ...); '' when it names none. */
+  profile: string;
+  /** The audio stream's average bit rate in bit/s; 0 when ffprobe cannot tell. */
+  bitrate: number;
+  /** How many audio streams the file has (the first is the one used). */
+  audioStreams: number;
+  /** How many video streams it has that are not an attached picture (cover art). */
+  videoStreams: number;
   /** The container's and stream's tags (title, artist, ...), lower-case keys. */
   tags: Record<string, string>;
 }
@@ -72,14 +87,15 @@ function inputGuards(): string[] {
 export interface Transcoder {
   probe(file: string): Promise<AudioProbe>;
   /**
-   * Transcodes `input` to `output`; `onProgress` gets the fraction done (0..1) now and then.
-   * Decoding stops after `maxSeconds` of audio, whatever the probe said.
+   * Transcodes `input` to `output`: a copy of its audio when `keepsAudio`, else an encode.
+   * `onProgress` gets the fraction done (0..1) now and then. Decoding stops after `maxSeconds`
+   * of audio, whatever the probe said. Answers whether the audio was copied.
    */
   transcode(
     input: string,
     output: string,
     opts: { loudnorm: boolean; probe: AudioProbe; maxSeconds: number; signal?: AbortSignal; onProgress?: (fraction: number) => void },
-  ): Promise<void>;
+  ): Promise<{ copied: boolean }>;
 }
 
 /** ffmpeg and ffprobe to run: the configured ones, else the system's (on PATH). */
@@ -145,12 +161,24 @@ export function createTranscoder(found: Partial<Binaries>): Transcoder {
         );
       }
       const parsed = JSON.parse(stdout) as {
-        streams?: { codec_type?: string; codec_name?: string; channels?: number; sample_rate?: string; duration?: string; tags?: Record<string, string> }[];
+        streams?: {
+          codec_type?: string;
+          codec_name?: string;
+          profile?: string;
+          channels?: number;
+          sample_rate?: string;
+          bit_rate?: string;
+          duration?: string;
+          disposition?: { attached_pic?: number };
+          tags?: Record<string, string>;
+        }[];
         format?: { format_name?: string; duration?: string; tags?: Record<string, string> };
       };
       const format = acceptedFormat(parsed.format?.format_name);
       if (!format) throw new TranscodeRefused(`the file is not in an accepted audio container (it is ${parsed.format?.format_name ?? 'unknown'})`);
-      const audio = parsed.streams?.find((s) => s.codec_type === 'audio');
+      const streams = parsed.streams ?? [];
+      const audioStreams = streams.filter((s) => s.codec_type === 'audio');
+      const audio = audioStreams[0];
       if (!audio) throw new TranscodeRefused('the file has no audio stream');
       const duration = Number(parsed.format?.duration ?? audio.duration);
       const tags: Record<string, string> = {};
@@ -161,6 +189,10 @@ export function createTranscoder(found: Partial<Binaries>): Transcoder {
         channels: audio.channels ?? 2,
         sampleRate: Number(audio.sample_rate) || 44100,
         codec: audio.codec_name ?? 'unknown',
+        profile: audio.profile ?? '',
+        bitrate: Number(audio.bit_rate) || 0,
+        audioStreams: audioStreams.length,
+        videoStreams: streams.filter((s) => s.codec_type === 'video' && s.disposition?.attached_pic !== 1).length,
         tags,
       };
     },
@@ -178,17 +210,47 @@ export function createTranscoder(found: Partial<Binaries>): Transcoder {
       });
       if (signal?.aborted) throw new Error('transcoding stopped');
       if (code !== 0) throw new TranscodeRefused(`ffmpeg could not transcode this file: ${lastLine(stderr) || `exit code ${code}`}`);
+      return { copied: keepsAudio(probe, { loudnorm }) };
     },
   };
 }
 
-/** ffmpeg's arguments for a transcode (bench/media.ts runs ffmpeg alone with the same ones). */
+/**
+ * Whether the source's audio is already what the players play, so that it is copied into a new
+ * MP4 rather than decoded and encoded again (no generation loss, and a copy takes a fraction of
+ * the time): an ISO media file (ffmpeg's `mov` demuxer: MP4, M4A, QuickTime, 3GP) whose one audio
+ * stream is AAC-LC, mono or stereo, at a player's sample rate, at most 320 kbit/s, with no video
+ * but cover art. HE-AAC (SBR, parametric stereo) is encoded again: the public documentation names
+ * AAC and nothing says the players decode its extensions, while what the transcode makes (LC)
+ * they do. Loudness normalisation needs the decoded audio, so it always encodes.
+ */
+export function keepsAudio(probe: AudioProbe, opts: { loudnorm: boolean }): boolean {
+  return (
+    !opts.loudnorm &&
+    probe.format === 'mov' &&
+    probe.codec === 'aac' &&
+    probe.profile === 'LC' &&
+    probe.audioStreams === 1 &&
+    probe.videoStreams === 0 &&
+    (probe.channels === 1 || probe.channels === 2) &&
+    PLAYER_SAMPLE_RATES.includes(probe.sampleRate) &&
+    probe.bitrate > 0 &&
+    probe.bitrate <= MAX_KEPT_BITRATE
+  );
+}
+
+/**
+ * ffmpeg's arguments for a transcode (bench/media.ts runs ffmpeg alone with the same ones): a
+ * copy of the audio stream when `keepsAudio`, else an encode (`encode: true` forces one, for
+ * the benchmark's comparison).
+ */
 export function transcodeArgs(
   input: string,
   output: string,
-  opts: { loudnorm: boolean; probe: AudioProbe; maxSeconds?: number; global?: string[] },
+  opts: { loudnorm: boolean; probe: AudioProbe; maxSeconds?: number; global?: string[]; encode?: boolean },
 ): string[] {
   const rate = PLAYER_SAMPLE_RATES.includes(opts.probe.sampleRate) ? opts.probe.sampleRate : 44100;
+  const copy = !opts.encode && keepsAudio(opts.probe, opts);
   return [
     '-nostdin', '-hide_banner', '-loglevel', 'error', '-y', ...(opts.global ?? []),
     // The container the probe found, forced: ffmpeg does not guess again (and cannot guess otherwise).
@@ -196,12 +258,18 @@ export function transcodeArgs(
     ...(opts.maxSeconds !== undefined ? ['-t', String(opts.maxSeconds)] : []),
     '-i', `file:${input}`,
     '-map', '0:a:0', '-vn', '-sn', '-dn',
-    '-ac', opts.probe.channels === 1 ? '1' : '2',
-    ...(opts.loudnorm ? ['-af', LOUDNORM] : []),
-    '-ar', String(rate),
-    '-c:a', 'aac', '-b:a', BITRATE,
-    // The same source gives the same bytes, so the same transcoded hash.
-    '-map_metadata', '-1', '-fflags', '+bitexact', '-flags:a', '+bitexact',
+    ...(copy
+      ? ['-c:a', 'copy']
+      : [
+          '-ac', opts.probe.channels === 1 ? '1' : '2',
+          ...(opts.loudnorm ? ['-af', LOUDNORM] : []),
+          '-ar', String(rate),
+          '-c:a', 'aac', '-b:a', BITRATE,
+        ]),
+    // The same source gives the same bytes, so the same transcoded hash; and the output has
+    // nothing but its audio (no tags, no chapter list), so an output fed back in is copied to
+    // itself, byte for byte.
+    '-map_metadata', '-1', '-map_chapters', '-1', '-fflags', '+bitexact', '-flags:a', '+bitexact',
     '-movflags', '+faststart', '-f', 'mp4',
     output,
   ];
