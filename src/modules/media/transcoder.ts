@@ -259,7 +259,10 @@ export function transcodeArgs(
     '-i', `file:${input}`,
     '-map', '0:a:0', '-vn', '-sn', '-dn',
     ...(copy
-      ? ['-c:a', 'copy']
+      ? // The MP4 writer states max(nominal rate, average) as the stream's maximum rate (esds,
+        // btrt); the encode's nominal rate is 128k, a copy's would be its average. Naming 128k
+        // here too makes Cardshelf's own output, copied, the same bytes (so the same hash).
+        ['-c:a', 'copy', '-b:a', BITRATE]
       : [
           '-ac', opts.probe.channels === 1 ? '1' : '2',
           ...(opts.loudnorm ? ['-af', LOUDNORM] : []),
