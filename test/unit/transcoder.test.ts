@@ -10,7 +10,7 @@ import {
   createTranscoder,
   findBinaries,
   keepsAudio,
-  transcodeArgs,
+  transcodePlan,
   TranscodeRefused,
   type AudioProbe,
 } from '../../src/modules/media/transcoder.js';
@@ -29,8 +29,13 @@ describe('audio already in the target form', () => {
     ['at 48 kHz, 320 kbit/s (the ceiling)', { sampleRate: 48000, bitrate: 320_000 }],
   ])('is copied: %s', (_, change) => {
     expect(keepsAudio({ ...aacInMp4, ...change }, { loudnorm: false })).toBe(true);
-    const args = transcodeArgs('/m/in', '/m/out.m4a', { loudnorm: false, probe: { ...aacInMp4, ...change } });
+    const plan = transcodePlan('/m/in', '/m/out.m4a', { loudnorm: false, probe: { ...aacInMp4, ...change } });
+    expect(plan).toMatchObject({ copied: true, scratch: [] });
+    expect(plan.runs).toHaveLength(1);
+    const [args] = plan.runs as [string[]];
+    expect(args.slice(args.indexOf('-i'), args.indexOf('-i') + 2)).toEqual(['-i', 'file:/m/in']);
     expect(args.slice(args.indexOf('-c:a'), args.indexOf('-c:a') + 2)).toEqual(['-c:a', 'copy']);
+    expect(args.at(-1)).toBe('/m/out.m4a');
     expect(args).not.toContain('-ar');
   });
 
@@ -49,14 +54,21 @@ describe('audio already in the target form', () => {
     ['beside a video', { videoStreams: 1 }],
   ])('is encoded: %s', (_, change) => {
     expect(keepsAudio({ ...aacInMp4, ...change }, { loudnorm: false })).toBe(false);
-    expect(transcodeArgs('/m/in', '/m/out.m4a', { loudnorm: false, probe: { ...aacInMp4, ...change } })).toEqual(
-      expect.arrayContaining(['-c:a', 'aac', '-b:a', '128k']),
-    );
+    const plan = transcodePlan('/m/in', '/m/out.m4a', { loudnorm: false, probe: { ...aacInMp4, ...change } });
+    expect(plan).toMatchObject({ copied: false, scratch: ['/m/out.m4a.encoded'] });
+    // Encoded to the scratch file, which is then copied to the output (as any copy is).
+    const [encode, copy] = plan.runs as [string[], string[]];
+    expect(encode).toEqual(expect.arrayContaining(['-c:a', 'aac', '-b:a', '128k', 'file:/m/in']));
+    expect(encode.at(-1)).toBe('/m/out.m4a.encoded');
+    expect(copy).toEqual(expect.arrayContaining(['-c:a', 'copy', 'file:/m/out.m4a.encoded']));
+    expect(copy.at(-1)).toBe('/m/out.m4a');
   });
 
   it('is encoded when loudness is normalised (the filter needs the decoded audio)', () => {
     expect(keepsAudio(aacInMp4, { loudnorm: true })).toBe(false);
-    expect(transcodeArgs('/m/in', '/m/out.m4a', { loudnorm: true, probe: aacInMp4 })).toEqual(expect.arrayContaining(['-af', '-c:a', 'aac']));
+    const plan = transcodePlan('/m/in', '/m/out.m4a', { loudnorm: true, probe: aacInMp4 });
+    expect(plan.copied).toBe(false);
+    expect(plan.runs[0]).toEqual(expect.arrayContaining(['-af', '-c:a', 'aac']));
   });
 });
 
@@ -87,7 +99,7 @@ describe('the format whitelist', () => {
 
   it('gives ffmpeg the container the probe found, local files only, and the cap on decoded seconds', () => {
     const probe: AudioProbe = { ...aacInMp4, format: 'flac', codec: 'flac', profile: '', bitrate: 900_000 };
-    const args = transcodeArgs('/m/in', '/m/out.m4a', { loudnorm: false, probe, maxSeconds: 18_000 });
+    const [args] = transcodePlan('/m/in', '/m/out.m4a', { loudnorm: false, probe, maxSeconds: 18_000 }).runs as [string[]];
     const input = args.indexOf('-i');
     const before = args.slice(0, input);
     expect(args[input + 1]).toBe('file:/m/in');

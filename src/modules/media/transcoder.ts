@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
 import { accessSync, constants } from 'node:fs';
+import { rm } from 'node:fs/promises';
 import path from 'node:path';
 
 /**
@@ -198,19 +199,26 @@ export function createTranscoder(found: Partial<Binaries>): Transcoder {
     },
 
     async transcode(input, output, { loudnorm, probe, maxSeconds, signal, onProgress }) {
-      const args = transcodeArgs(input, output, { loudnorm, probe, maxSeconds, global: ['-progress', 'pipe:1', '-nostats'] });
-      const { code, stderr } = await run(binary('ffmpeg'), args, {
-        signal,
-        onStdout: (text) => {
-          const match = /out_time_(?:ms|us)=(\d+)/.exec(text);
-          if (match && onProgress && probe.duration > 0) {
-            onProgress(Math.min(1, Number(match[1]) / 1e6 / probe.duration));
-          }
-        },
-      });
-      if (signal?.aborted) throw new Error('transcoding stopped');
-      if (code !== 0) throw new TranscodeRefused(`ffmpeg could not transcode this file: ${lastLine(stderr) || `exit code ${code}`}`);
-      return { copied: keepsAudio(probe, { loudnorm }) };
+      const plan = transcodePlan(input, output, { loudnorm, probe, maxSeconds, global: ['-progress', 'pipe:1', '-nostats'] });
+      try {
+        for (const [i, args] of plan.runs.entries()) {
+          const { code, stderr } = await run(binary('ffmpeg'), args, {
+            signal,
+            onStdout: (text) => {
+              // The first run is the long one (the encode, or the only copy); the copy of an encode's output is quick.
+              const match = /out_time_(?:ms|us)=(\d+)/.exec(text);
+              if (i === 0 && match && onProgress && probe.duration > 0) {
+                onProgress(Math.min(1, Number(match[1]) / 1e6 / probe.duration));
+              }
+            },
+          });
+          if (signal?.aborted) throw new Error('transcoding stopped');
+          if (code !== 0) throw new TranscodeRefused(`ffmpeg could not transcode this file: ${lastLine(stderr) || `exit code ${code}`}`);
+        }
+      } finally {
+        await Promise.all(plan.scratch.map((file) => rm(file, { force: true })));
+      }
+      return { copied: plan.copied };
     },
   };
 }
@@ -239,39 +247,76 @@ export function keepsAudio(probe: AudioProbe, opts: { loudnorm: boolean }): bool
   );
 }
 
+/** What a transcode runs: ffmpeg's argument lists, in order, and the scratch files to remove after. */
+export interface TranscodePlan {
+  runs: string[][];
+  scratch: string[];
+  /** Whether the source's audio is copied as it is (`keepsAudio`), not encoded. */
+  copied: boolean;
+}
+
 /**
- * ffmpeg's arguments for a transcode (bench/media.ts runs ffmpeg alone with the same ones): a
- * copy of the audio stream when `keepsAudio`, else an encode (`encode: true` forces one, for
- * the benchmark's comparison).
+ * The ffmpeg runs of a transcode (bench/media.ts runs ffmpeg alone with the same ones): a copy
+ * of the audio stream when `keepsAudio`, else an encode to a scratch file and then that same
+ * copy of it (`encode: true` forces the encode, for the benchmark's comparison). Every output
+ * is thus a copy; and a copy of a copy is the same bytes, where an encode's own file is not
+ * always (the MP4 writer keeps the encoder's full last frame, trimmed by the edit list, where
+ * a copy writes the trimmed frame), so Cardshelf's output uploaded again keeps its hash.
  */
-export function transcodeArgs(
+export function transcodePlan(
   input: string,
   output: string,
   opts: { loudnorm: boolean; probe: AudioProbe; maxSeconds?: number; global?: string[]; encode?: boolean },
-): string[] {
+): TranscodePlan {
+  if (!opts.encode && keepsAudio(opts.probe, opts)) {
+    return { runs: [copyArgs(input, output, { ...opts, format: opts.probe.format })], scratch: [], copied: true };
+  }
+  const encoded = `${output}.encoded`;
+  return {
+    runs: [encodeArgs(input, encoded, opts), copyArgs(encoded, output, { format: 'mov' })],
+    scratch: [encoded],
+    copied: false,
+  };
+}
+
+/** Decodes `input` (the container `probe` found) and encodes it to what the players play. */
+function encodeArgs(input: string, output: string, opts: { loudnorm: boolean; probe: AudioProbe; maxSeconds?: number; global?: string[] }): string[] {
   const rate = PLAYER_SAMPLE_RATES.includes(opts.probe.sampleRate) ? opts.probe.sampleRate : 44100;
-  const copy = !opts.encode && keepsAudio(opts.probe, opts);
+  return [
+    ...inputArgs(input, { ...opts, format: opts.probe.format }),
+    '-ac', opts.probe.channels === 1 ? '1' : '2',
+    ...(opts.loudnorm ? ['-af', LOUDNORM] : []),
+    '-ar', String(rate),
+    '-c:a', 'aac', '-b:a', BITRATE,
+    ...outputArgs(output),
+  ];
+}
+
+/**
+ * Copies the first audio stream of `input` into a new MP4, as it is. The MP4 writer states
+ * max(nominal rate, average) as the stream's maximum rate (esds, btrt): an encode's nominal
+ * rate is 128k, a copy's its average, so naming 128k here too makes a copy of Cardshelf's own
+ * output the same bytes.
+ */
+function copyArgs(input: string, output: string, opts: { format: string; maxSeconds?: number; global?: string[] }): string[] {
+  return [...inputArgs(input, opts), '-c:a', 'copy', '-b:a', BITRATE, ...outputArgs(output)];
+}
+
+function inputArgs(input: string, opts: { format: string; maxSeconds?: number; global?: string[] }): string[] {
   return [
     '-nostdin', '-hide_banner', '-loglevel', 'error', '-y', ...(opts.global ?? []),
     // The container the probe found, forced: ffmpeg does not guess again (and cannot guess otherwise).
-    ...inputGuards(), '-f', opts.probe.format,
+    ...inputGuards(), '-f', opts.format,
     ...(opts.maxSeconds !== undefined ? ['-t', String(opts.maxSeconds)] : []),
     '-i', `file:${input}`,
     '-map', '0:a:0', '-vn', '-sn', '-dn',
-    ...(copy
-      ? // The MP4 writer states max(nominal rate, average) as the stream's maximum rate (esds,
-        // btrt); the encode's nominal rate is 128k, a copy's would be its average. Naming 128k
-        // here too makes Cardshelf's own output, copied, the same bytes (so the same hash).
-        ['-c:a', 'copy', '-b:a', BITRATE]
-      : [
-          '-ac', opts.probe.channels === 1 ? '1' : '2',
-          ...(opts.loudnorm ? ['-af', LOUDNORM] : []),
-          '-ar', String(rate),
-          '-c:a', 'aac', '-b:a', BITRATE,
-        ]),
-    // The same source gives the same bytes, so the same transcoded hash; and the output has
-    // nothing but its audio (no tags, no chapter list), so an output fed back in is copied to
-    // itself, byte for byte.
+  ];
+}
+
+function outputArgs(output: string): string[] {
+  return [
+    // The same source gives the same bytes, so the same transcoded hash; nothing but the audio
+    // (no tags, no chapter list).
     '-map_metadata', '-1', '-map_chapters', '-1', '-fflags', '+bitexact', '-flags:a', '+bitexact',
     '-movflags', '+faststart', '-f', 'mp4',
     output,
