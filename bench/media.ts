@@ -18,7 +18,7 @@ import { parseArgs, promisify } from 'node:util';
 import autocannon from 'autocannon';
 import { loadOrCreateSigningKey, mintToken } from '../src/auth/local-issuer.js';
 import { loadConfig } from '../src/config.js';
-import { createTranscoder, findBinaries, requireBinaries, transcodeArgs } from '../src/modules/media/transcoder.js';
+import { createTranscoder, findBinaries, requireBinaries, transcodePlan } from '../src/modules/media/transcoder.js';
 import { rootDir } from './paths.js';
 import { RESULTS_MD, writeResultsJson } from './report.js';
 import { freePort } from './server.js';
@@ -143,7 +143,8 @@ try {
     const through = await transcodeThrough(copy);
     const out = path.join(dir, `alone-${i}.m4a`);
     const t0 = performance.now();
-    await run(ffmpeg, transcodeArgs(copy, out, { loudnorm: false, probe, maxSeconds: 18_000 })); // the default MEDIA_MAX_TRACK_SECONDS
+    const plan = transcodePlan(copy, out, { loudnorm: false, probe, maxSeconds: 18_000 }); // the default MEDIA_MAX_TRACK_SECONDS
+    for (const args of plan.runs) await run(ffmpeg, args);
     const alone = (performance.now() - t0) / 1000;
     best = { through: Math.min(best.through, through.seconds), alone: Math.min(best.alone, alone), sha: through.sha };
     alone1 = out;

@@ -9,10 +9,68 @@ import {
   acceptedFormat,
   createTranscoder,
   findBinaries,
-  transcodeArgs,
+  keepsAudio,
+  transcodePlan,
   TranscodeRefused,
   type AudioProbe,
 } from '../../src/modules/media/transcoder.js';
+
+/** What ffprobe says of AAC-LC at 128 kbit/s in an M4A: what the players play. */
+const aacInMp4: AudioProbe = {
+  format: 'mov', duration: 10, channels: 2, sampleRate: 44100, codec: 'aac', profile: 'LC', bitrate: 128_000,
+  audioStreams: 1, videoStreams: 0, tags: {},
+};
+
+describe('audio already in the target form', () => {
+  it.each<[string, Partial<AudioProbe>]>([
+    ['AAC-LC stereo at 128 kbit/s, 44.1 kHz', {}],
+    ['mono', { channels: 1 }],
+    ['at 11.025 kHz', { sampleRate: 11025 }],
+    ['at 48 kHz, 320 kbit/s (the ceiling)', { sampleRate: 48000, bitrate: 320_000 }],
+  ])('is copied: %s', (_, change) => {
+    expect(keepsAudio({ ...aacInMp4, ...change }, { loudnorm: false })).toBe(true);
+    const plan = transcodePlan('/m/in', '/m/out.m4a', { loudnorm: false, probe: { ...aacInMp4, ...change } });
+    expect(plan).toMatchObject({ copied: true, scratch: [] });
+    expect(plan.runs).toHaveLength(1);
+    const [args] = plan.runs as [string[]];
+    expect(args.slice(args.indexOf('-i'), args.indexOf('-i') + 2)).toEqual(['-i', 'file:/m/in']);
+    expect(args.slice(args.indexOf('-c:a'), args.indexOf('-c:a') + 2)).toEqual(['-c:a', 'copy']);
+    expect(args.at(-1)).toBe('/m/out.m4a');
+    expect(args).not.toContain('-ar');
+  });
+
+  it.each<[string, Partial<AudioProbe>]>([
+    ['ADTS AAC (not in MP4)', { format: 'aac' }],
+    ['AAC in Matroska', { format: 'matroska' }],
+    ['MP3 in MP4', { codec: 'mp3', profile: '' }],
+    ['HE-AAC', { profile: 'HE-AAC' }],
+    ['HE-AACv2', { profile: 'HE-AACv2' }],
+    ['six channels', { channels: 6 }],
+    ['at 96 kHz', { sampleRate: 96000 }],
+    ['at 32 kHz', { sampleRate: 32000 }],
+    ['over 320 kbit/s', { bitrate: 320_001 }],
+    ['of an unknown bit rate', { bitrate: 0 }],
+    ['one of two audio streams', { audioStreams: 2 }],
+    ['beside a video', { videoStreams: 1 }],
+  ])('is encoded: %s', (_, change) => {
+    expect(keepsAudio({ ...aacInMp4, ...change }, { loudnorm: false })).toBe(false);
+    const plan = transcodePlan('/m/in', '/m/out.m4a', { loudnorm: false, probe: { ...aacInMp4, ...change } });
+    expect(plan).toMatchObject({ copied: false, scratch: ['/m/out.m4a.encoded'] });
+    // Encoded to the scratch file, which is then copied to the output (as any copy is).
+    const [encode, copy] = plan.runs as [string[], string[]];
+    expect(encode).toEqual(expect.arrayContaining(['-c:a', 'aac', '-b:a', '128k', 'file:/m/in']));
+    expect(encode.at(-1)).toBe('/m/out.m4a.encoded');
+    expect(copy).toEqual(expect.arrayContaining(['-c:a', 'copy', 'file:/m/out.m4a.encoded']));
+    expect(copy.at(-1)).toBe('/m/out.m4a');
+  });
+
+  it('is encoded when loudness is normalised (the filter needs the decoded audio)', () => {
+    expect(keepsAudio(aacInMp4, { loudnorm: true })).toBe(false);
+    const plan = transcodePlan('/m/in', '/m/out.m4a', { loudnorm: true, probe: aacInMp4 });
+    expect(plan.copied).toBe(false);
+    expect(plan.runs[0]).toEqual(expect.arrayContaining(['-af', '-c:a', 'aac']));
+  });
+});
 
 describe('the format whitelist', () => {
   it.each([
@@ -40,8 +98,8 @@ describe('the format whitelist', () => {
   });
 
   it('gives ffmpeg the container the probe found, local files only, and the cap on decoded seconds', () => {
-    const probe: AudioProbe = { format: 'flac', duration: 10, channels: 2, sampleRate: 44100, codec: 'flac', tags: {} };
-    const args = transcodeArgs('/m/in', '/m/out.m4a', { loudnorm: false, probe, maxSeconds: 18_000 });
+    const probe: AudioProbe = { ...aacInMp4, format: 'flac', codec: 'flac', profile: '', bitrate: 900_000 };
+    const [args] = transcodePlan('/m/in', '/m/out.m4a', { loudnorm: false, probe, maxSeconds: 18_000 }).runs as [string[]];
     const input = args.indexOf('-i');
     const before = args.slice(0, input);
     expect(args[input + 1]).toBe('file:/m/in');

@@ -164,8 +164,9 @@ export function startTranscodeWorker(deps: {
         timedOut = limit;
         stop.abort();
       }, limit);
+      let copied: boolean;
       try {
-        await transcoder.transcode(input, output, {
+        ({ copied } = await transcoder.transcode(input, output, {
           loudnorm: job.loudnorm === 1,
           probe,
           maxSeconds: limits.maxTrackSeconds,
@@ -173,7 +174,7 @@ export function startTranscodeWorker(deps: {
           onProgress: (fraction) => {
             progress = Math.floor(fraction * 100);
           },
-        });
+        }));
       } finally {
         clearTimeout(timer);
         abort.signal.removeEventListener('abort', onShutdown);
@@ -192,7 +193,8 @@ export function startTranscodeWorker(deps: {
           channels: result.channels,
           format: 'aac',
           sampleRate: result.sampleRate,
-          bitrate: 128,
+          // What the file holds, measured (about 128 for an encode, the source's own for a copy).
+          bitrate: Math.round(result.bitrate / 1000),
           metadata: probe.tags,
         };
       } catch (err) {
@@ -208,7 +210,7 @@ export function startTranscodeWorker(deps: {
         lease_until: null,
         updated_at: now(),
       });
-      log.info({ ...label, transcoded: staged.sha256 }, 'transcode done');
+      log.info({ ...label, transcoded: staged.sha256, copied }, 'transcode done');
     } catch (caught) {
       if (closed) {
         // Stopped on purpose (shutdown): back in the queue for the next instance or start.

@@ -1,16 +1,24 @@
 import { spawn } from 'node:child_process';
 import { accessSync, constants } from 'node:fs';
+import { rm } from 'node:fs/promises';
 import path from 'node:path';
 
 /**
  * ffmpeg and ffprobe, run as child processes. Audio is transcoded to what the players play, as
  * the public service documents it: AAC at 128 kbit/s in an MP4 (M4A) container, at 11.025,
  * 22.05, 44.1 or 48 kHz, mono or stereo; `loudnorm` adds EBU R128 loudness normalisation.
+ * Audio that is already in that form (`keepsAudio`) is remuxed, not encoded again.
  */
 
 export const OUTPUT_CONTENT_TYPE = 'audio/mp4';
 const PLAYER_SAMPLE_RATES = [11025, 22050, 44100, 48000];
 const BITRATE = '128k';
+/**
+ * The highest bit rate of AAC kept as it is, in bit/s: 320 kbit/s, the top of what encoders
+ * offer for stereo AAC (the stores sell 256). Above it a file is larger for no gain a player's
+ * speaker can give, so it is encoded at 128 kbit/s like anything else.
+ */
+const MAX_KEPT_BITRATE = 320_000;
 /** EBU R128 targets for spoken word and music on small speakers (ffmpeg's loudnorm defaults, but -16 LUFS). */
 const LOUDNORM = 'loudnorm=I=-16:TP=-1.5:LRA=11';
 
@@ -21,6 +29,14 @@ export interface AudioProbe {
   channels: number;
   sampleRate: number;
   codec: string;
+  /** The codec's profile as ffprobe names it ("LC", "HE-AAC", ...); '' when it names none. */
+  profile: string;
+  /** The audio stream's average bit rate in bit/s; 0 when ffprobe cannot tell. */
+  bitrate: number;
+  /** How many audio streams the file has (the first is the one used). */
+  audioStreams: number;
+  /** How many video streams it has that are not an attached picture (cover art). */
+  videoStreams: number;
   /** The container's and stream's tags (title, artist, ...), lower-case keys. */
   tags: Record<string, string>;
 }
@@ -72,14 +88,15 @@ function inputGuards(): string[] {
 export interface Transcoder {
   probe(file: string): Promise<AudioProbe>;
   /**
-   * Transcodes `input` to `output`; `onProgress` gets the fraction done (0..1) now and then.
-   * Decoding stops after `maxSeconds` of audio, whatever the probe said.
+   * Transcodes `input` to `output`: a copy of its audio when `keepsAudio`, else an encode.
+   * `onProgress` gets the fraction done (0..1) now and then. Decoding stops after `maxSeconds`
+   * of audio, whatever the probe said. Answers whether the audio was copied.
    */
   transcode(
     input: string,
     output: string,
     opts: { loudnorm: boolean; probe: AudioProbe; maxSeconds: number; signal?: AbortSignal; onProgress?: (fraction: number) => void },
-  ): Promise<void>;
+  ): Promise<{ copied: boolean }>;
 }
 
 /** ffmpeg and ffprobe to run: the configured ones, else the system's (on PATH). */
@@ -145,12 +162,24 @@ export function createTranscoder(found: Partial<Binaries>): Transcoder {
         );
       }
       const parsed = JSON.parse(stdout) as {
-        streams?: { codec_type?: string; codec_name?: string; channels?: number; sample_rate?: string; duration?: string; tags?: Record<string, string> }[];
+        streams?: {
+          codec_type?: string;
+          codec_name?: string;
+          profile?: string;
+          channels?: number;
+          sample_rate?: string;
+          bit_rate?: string;
+          duration?: string;
+          disposition?: { attached_pic?: number };
+          tags?: Record<string, string>;
+        }[];
         format?: { format_name?: string; duration?: string; tags?: Record<string, string> };
       };
       const format = acceptedFormat(parsed.format?.format_name);
       if (!format) throw new TranscodeRefused(`the file is not in an accepted audio container (it is ${parsed.format?.format_name ?? 'unknown'})`);
-      const audio = parsed.streams?.find((s) => s.codec_type === 'audio');
+      const streams = parsed.streams ?? [];
+      const audioStreams = streams.filter((s) => s.codec_type === 'audio');
+      const audio = audioStreams[0];
       if (!audio) throw new TranscodeRefused('the file has no audio stream');
       const duration = Number(parsed.format?.duration ?? audio.duration);
       const tags: Record<string, string> = {};
@@ -161,47 +190,134 @@ export function createTranscoder(found: Partial<Binaries>): Transcoder {
         channels: audio.channels ?? 2,
         sampleRate: Number(audio.sample_rate) || 44100,
         codec: audio.codec_name ?? 'unknown',
+        profile: audio.profile ?? '',
+        bitrate: Number(audio.bit_rate) || 0,
+        audioStreams: audioStreams.length,
+        videoStreams: streams.filter((s) => s.codec_type === 'video' && s.disposition?.attached_pic !== 1).length,
         tags,
       };
     },
 
     async transcode(input, output, { loudnorm, probe, maxSeconds, signal, onProgress }) {
-      const args = transcodeArgs(input, output, { loudnorm, probe, maxSeconds, global: ['-progress', 'pipe:1', '-nostats'] });
-      const { code, stderr } = await run(binary('ffmpeg'), args, {
-        signal,
-        onStdout: (text) => {
-          const match = /out_time_(?:ms|us)=(\d+)/.exec(text);
-          if (match && onProgress && probe.duration > 0) {
-            onProgress(Math.min(1, Number(match[1]) / 1e6 / probe.duration));
-          }
-        },
-      });
-      if (signal?.aborted) throw new Error('transcoding stopped');
-      if (code !== 0) throw new TranscodeRefused(`ffmpeg could not transcode this file: ${lastLine(stderr) || `exit code ${code}`}`);
+      const plan = transcodePlan(input, output, { loudnorm, probe, maxSeconds, global: ['-progress', 'pipe:1', '-nostats'] });
+      try {
+        for (const [i, args] of plan.runs.entries()) {
+          const { code, stderr } = await run(binary('ffmpeg'), args, {
+            signal,
+            onStdout: (text) => {
+              // The first run is the long one (the encode, or the only copy); the copy of an encode's output is quick.
+              const match = /out_time_(?:ms|us)=(\d+)/.exec(text);
+              if (i === 0 && match && onProgress && probe.duration > 0) {
+                onProgress(Math.min(1, Number(match[1]) / 1e6 / probe.duration));
+              }
+            },
+          });
+          if (signal?.aborted) throw new Error('transcoding stopped');
+          if (code !== 0) throw new TranscodeRefused(`ffmpeg could not transcode this file: ${lastLine(stderr) || `exit code ${code}`}`);
+        }
+      } finally {
+        await Promise.all(plan.scratch.map((file) => rm(file, { force: true })));
+      }
+      return { copied: plan.copied };
     },
   };
 }
 
-/** ffmpeg's arguments for a transcode (bench/media.ts runs ffmpeg alone with the same ones). */
-export function transcodeArgs(
+/**
+ * Whether the source's audio is already what the players play, so that it is copied into a new
+ * MP4 rather than decoded and encoded again (no generation loss, and a copy takes a fraction of
+ * the time): an ISO media file (ffmpeg's `mov` demuxer: MP4, M4A, QuickTime, 3GP) whose one audio
+ * stream is AAC-LC, mono or stereo, at a player's sample rate, at most 320 kbit/s, with no video
+ * but cover art. HE-AAC (SBR, parametric stereo) is encoded again: the public documentation names
+ * AAC and nothing says the players decode its extensions, while what the transcode makes (LC)
+ * they do. Loudness normalisation needs the decoded audio, so it always encodes.
+ */
+export function keepsAudio(probe: AudioProbe, opts: { loudnorm: boolean }): boolean {
+  return (
+    !opts.loudnorm &&
+    probe.format === 'mov' &&
+    probe.codec === 'aac' &&
+    probe.profile === 'LC' &&
+    probe.audioStreams === 1 &&
+    probe.videoStreams === 0 &&
+    (probe.channels === 1 || probe.channels === 2) &&
+    PLAYER_SAMPLE_RATES.includes(probe.sampleRate) &&
+    probe.bitrate > 0 &&
+    probe.bitrate <= MAX_KEPT_BITRATE
+  );
+}
+
+/** What a transcode runs: ffmpeg's argument lists, in order, and the scratch files to remove after. */
+export interface TranscodePlan {
+  runs: string[][];
+  scratch: string[];
+  /** Whether the source's audio is copied as it is (`keepsAudio`), not encoded. */
+  copied: boolean;
+}
+
+/**
+ * The ffmpeg runs of a transcode (bench/media.ts runs ffmpeg alone with the same ones): a copy
+ * of the audio stream when `keepsAudio`, else an encode to a scratch file and then that same
+ * copy of it (`encode: true` forces the encode, for the benchmark's comparison). Every output
+ * is thus a copy; and a copy of a copy is the same bytes, where an encode's own file is not
+ * always (the MP4 writer keeps the encoder's full last frame, trimmed by the edit list, where
+ * a copy writes the trimmed frame), so Cardshelf's output uploaded again keeps its hash.
+ */
+export function transcodePlan(
   input: string,
   output: string,
-  opts: { loudnorm: boolean; probe: AudioProbe; maxSeconds?: number; global?: string[] },
-): string[] {
+  opts: { loudnorm: boolean; probe: AudioProbe; maxSeconds?: number; global?: string[]; encode?: boolean },
+): TranscodePlan {
+  if (!opts.encode && keepsAudio(opts.probe, opts)) {
+    return { runs: [copyArgs(input, output, { ...opts, format: opts.probe.format })], scratch: [], copied: true };
+  }
+  const encoded = `${output}.encoded`;
+  return {
+    runs: [encodeArgs(input, encoded, opts), copyArgs(encoded, output, { format: 'mov' })],
+    scratch: [encoded],
+    copied: false,
+  };
+}
+
+/** Decodes `input` (the container `probe` found) and encodes it to what the players play. */
+function encodeArgs(input: string, output: string, opts: { loudnorm: boolean; probe: AudioProbe; maxSeconds?: number; global?: string[] }): string[] {
   const rate = PLAYER_SAMPLE_RATES.includes(opts.probe.sampleRate) ? opts.probe.sampleRate : 44100;
   return [
-    '-nostdin', '-hide_banner', '-loglevel', 'error', '-y', ...(opts.global ?? []),
-    // The container the probe found, forced: ffmpeg does not guess again (and cannot guess otherwise).
-    ...inputGuards(), '-f', opts.probe.format,
-    ...(opts.maxSeconds !== undefined ? ['-t', String(opts.maxSeconds)] : []),
-    '-i', `file:${input}`,
-    '-map', '0:a:0', '-vn', '-sn', '-dn',
+    ...inputArgs(input, { ...opts, format: opts.probe.format }),
     '-ac', opts.probe.channels === 1 ? '1' : '2',
     ...(opts.loudnorm ? ['-af', LOUDNORM] : []),
     '-ar', String(rate),
     '-c:a', 'aac', '-b:a', BITRATE,
-    // The same source gives the same bytes, so the same transcoded hash.
-    '-map_metadata', '-1', '-fflags', '+bitexact', '-flags:a', '+bitexact',
+    ...outputArgs(output),
+  ];
+}
+
+/**
+ * Copies the first audio stream of `input` into a new MP4, as it is. The MP4 writer states
+ * max(nominal rate, average) as the stream's maximum rate (esds, btrt): an encode's nominal
+ * rate is 128k, a copy's its average, so naming 128k here too makes a copy of Cardshelf's own
+ * output the same bytes.
+ */
+function copyArgs(input: string, output: string, opts: { format: string; maxSeconds?: number; global?: string[] }): string[] {
+  return [...inputArgs(input, opts), '-c:a', 'copy', '-b:a', BITRATE, ...outputArgs(output)];
+}
+
+function inputArgs(input: string, opts: { format: string; maxSeconds?: number; global?: string[] }): string[] {
+  return [
+    '-nostdin', '-hide_banner', '-loglevel', 'error', '-y', ...(opts.global ?? []),
+    // The container the probe found, forced: ffmpeg does not guess again (and cannot guess otherwise).
+    ...inputGuards(), '-f', opts.format,
+    ...(opts.maxSeconds !== undefined ? ['-t', String(opts.maxSeconds)] : []),
+    '-i', `file:${input}`,
+    '-map', '0:a:0', '-vn', '-sn', '-dn',
+  ];
+}
+
+function outputArgs(output: string): string[] {
+  return [
+    // The same source gives the same bytes, so the same transcoded hash; nothing but the audio
+    // (no tags, no chapter list).
+    '-map_metadata', '-1', '-map_chapters', '-1', '-fflags', '+bitexact', '-flags:a', '+bitexact',
     '-movflags', '+faststart', '-f', 'mp4',
     output,
   ];
