@@ -267,6 +267,7 @@ describe(`linked services, a hostile or failing remote, on ${testDialect()}`, { 
       const job = await pull(linkId, body());
       expect(job.state, JSON.stringify(job)).toBe('failed');
       expect(job.error).toMatch(/invalid_grant/);
+      expect(job.cards.filter((c: any) => c.state === 'pending')).toEqual([]);
       const after = (await readLink(here, linkId)).body.link;
       expect(after.state).toBe('failed');
       expect(after.reason).toMatch(/invalid_grant/);
