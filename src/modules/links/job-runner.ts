@@ -11,7 +11,7 @@ import { createRemoteApi } from './remote-api.js';
 import type { RemotePolicy } from './remote-http.js';
 import * as repo from './repository.js';
 import type { JobCard } from './schemas.js';
-import { publishJobProgress, type LinkService } from './service.js';
+import { publishJobProgress, SignInLost, type LinkService } from './service.js';
 
 /**
  * Runs pulls and pushes (issue 34, "Jobs that survive"). Jobs are rows: any instance claims one
@@ -19,7 +19,8 @@ import { publishJobProgress, type LinkService } from './service.js';
  * works, a few jobs an instance and a few files a job at once. Each card's outcome is written as
  * it ends, so a job taken over skips the cards done; a card half copied is copied again, which
  * makes nothing twice: media by hash, the local card through link_cards (written with the card),
- * the remote card through its Idempotency-Key. One card's failure is its own; the job goes on.
+ * the remote card through its Idempotency-Key. One card's failure is its own; the job goes on,
+ * unless the link lost its sign-in (service.ts SignInLost): then the job fails.
  */
 export interface JobRunner {
   /** A job was queued: look for work now. */
@@ -159,6 +160,11 @@ export function startJobRunner(
         } catch (err) {
           if (err instanceof ClaimLost) throw err;
           outcome = { ...cards[at]!, state: 'failed', error: err instanceof Error ? err.message : String(err) };
+          if (err instanceof SignInLost) {
+            // Without a sign-in every card would fail alike: the job fails, with the reason.
+            cards[at] = outcome;
+            throw err;
+          }
         }
         cards[at] = outcome;
         await flush();

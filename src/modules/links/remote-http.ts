@@ -123,7 +123,7 @@ class Deadline {
  */
 async function checkedAddress(policy: RemotePolicy, url: URL): Promise<{ address: string; family: number }> {
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-    throw new RemoteError('refused-address', `${describe(url)}: only http and https URLs are fetched`);
+    throw new RemoteError('refused-address', `${describe(url)}: refused, only http and https URLs are fetched`);
   }
   const host = bareHost(url);
   const family = isIP(host);
@@ -142,7 +142,7 @@ async function checkedAddress(policy: RemotePolicy, url: URL): Promise<{ address
     const kind = addressKind(address);
     if (kind === 'forbidden' || (kind === 'local' && !mayBeLocal)) {
       const why = kind === 'local' ? 'a local address, and this host is not the remote\'s own' : 'an address never fetched';
-      throw new RemoteError('refused-address', `${describe(url)}: ${host} is ${address}, ${why}`);
+      throw new RemoteError('refused-address', `${describe(url)}: refused, ${host} is ${address}, ${why}`);
     }
   }
   const first = addresses[0];
@@ -272,7 +272,7 @@ function httpError(method: string, url: URL, res: IncomingMessage): RemoteError 
 const isSuccess = (status: number): boolean => status >= 200 && status < 300;
 
 function tooLarge(url: URL, max: number): RemoteError {
-  return new RemoteError('too-large', `${describe(url)}: the answer is larger than ${max} bytes`);
+  return new RemoteError('too-large', `${describe(url)}: the answer is too large (more than ${max} bytes)`);
 }
 
 /**

@@ -119,6 +119,17 @@ export async function publishJobProgress(trx: Trx, store: Store, row: LinkJobRow
   });
 }
 
+/**
+ * The link has no sign-in to use (the remote refused the refresh, or it was never or no longer
+ * linked): every call of a job would fail alike, so the job fails as a whole (job-runner.ts).
+ */
+export class SignInLost extends AppError {
+  constructor(message: string) {
+    super('bad-request', message);
+    this.name = 'SignInLost';
+  }
+}
+
 /** A remote that failed to answer, as the caller's error: 502 with what went wrong (never a token). */
 export function remoteFailed(err: unknown, what: string): AppError {
   const detail = err instanceof RemoteError || err instanceof Error ? err.message : String(err);
@@ -166,7 +177,7 @@ export function createLinkService(store: Store, deps: LinkDeps): LinkService {
         await publishLinkChanged(trx, store, { ...link, state: 'failed' });
       }
     });
-    throw new AppError('bad-request', `link ${link.link_id}: ${reason}`);
+    throw new SignInLost(`link ${link.link_id}: ${reason}`);
   }
 
   async function startJob(userId: string, linkId: string, kind: 'pull' | 'push', body: PullBody | PushBody): Promise<Job> {
@@ -291,7 +302,7 @@ export function createLinkService(store: Store, deps: LinkDeps): LinkService {
 
     async accessToken(linkId, stale) {
       const link = await repo.findLink(db, linkId);
-      if (!link || link.state !== 'linked') throw new AppError('bad-request', `link ${linkId} is not signed in`);
+      if (!link || link.state !== 'linked') throw new SignInLost(`link ${linkId} is not signed in${link?.reason ? ` (${link.reason})` : ''}`);
       const held = link.access_token_sealed ? box.open(link.access_token_sealed, linkId) : undefined;
       const fresh = link.access_expires_at !== null && Date.parse(link.access_expires_at) - REFRESH_MARGIN_MS > Date.now();
       if (held && fresh && held !== stale) return held;
