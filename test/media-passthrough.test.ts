@@ -152,3 +152,19 @@ describe('audio in any other form', () => {
     expect(transcodedInfo.bitrate).toBeLessThan(150);
   });
 });
+
+describe('the limits', () => {
+  let short: TestApp;
+  beforeAll(async () => {
+    short = await startTestApp({ ...mediaStore.env, MEDIA_URL_SECRET: SECRET, MEDIA_MAX_TRACK_SECONDS: '2' });
+  });
+  afterAll(() => short.close());
+
+  it('hold for audio that would be copied: too long is refused from the probe', async () => {
+    const token = await short.token(newUser('passthrough-long'), MANAGE);
+    const { uploadId, put } = await uploadAudio(short, token, await make('k.m4a', aacInMp4));
+    expectStatus(put, 200);
+    const failed = expectStatus(await pollTranscode(short, token, uploadId), 400);
+    expect((failed.body as { error: { message: string } }).error.message).toBe('transcoding failed: the audio lasts 3 seconds; tracks may last at most 2 seconds');
+  });
+});
