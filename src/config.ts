@@ -103,6 +103,12 @@ const EnvSchema = Type.Object({
   MEDIA_S3_SECRET_ACCESS_KEY: Type.Optional(Type.String({ minLength: 1 })),
   /** ffmpeg and ffprobe to run (default: the system's, /usr/bin or on PATH). */
   FFMPEG_PATH: Type.Optional(Type.String({ minLength: 1 })),
+  /**
+   * Audio already AAC-LC in MP4 within the players' limits is copied, not encoded again (no
+   * generation loss; a card that travels between instances keeps its hashes); `false` encodes
+   * every upload.
+   */
+  MEDIA_COPY_COMPATIBLE_AUDIO: Type.Union([Type.Literal('true'), Type.Literal('false')], { default: 'true' }),
   FFPROBE_PATH: Type.Optional(Type.String({ minLength: 1 })),
   /** Country given to stub families, which no operator has described yet. */
   DEFAULT_COUNTRY: Type.String({ pattern: '^[A-Z]{2}$', default: 'US' }),
@@ -235,6 +241,8 @@ export interface MediaConfig extends MediaStoreConfig {
   transcodeLimits: { maxTrackSeconds: number; timeLimitMinSeconds: number; timeLimitPercent: number };
   uploadUrlTtlSeconds: number;
   ffmpegPath: string | undefined;
+  /** Copy audio already in the players' form instead of encoding it (MEDIA_COPY_COMPATIBLE_AUDIO). */
+  copyCompatibleAudio: boolean;
   ffprobePath: string | undefined;
 }
 
@@ -356,6 +364,7 @@ function fromEnv(env: Env): Config {
       },
       uploadUrlTtlSeconds: env.MEDIA_UPLOAD_URL_TTL_SECONDS,
       ffmpegPath: env.FFMPEG_PATH,
+      copyCompatibleAudio: env.MEDIA_COPY_COMPATIBLE_AUDIO === 'true',
       ffprobePath: env.FFPROBE_PATH,
     },
     defaultCountry: env.DEFAULT_COUNTRY,

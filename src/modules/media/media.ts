@@ -38,7 +38,7 @@ export function createMedia(
     store,
     mediaStore,
     objects,
-    transcoder: createTranscoder(binaries),
+    transcoder: createTranscoder(binaries, { copyCompatible: config.media.copyCompatibleAudio }),
     concurrency: config.media.transcodeConcurrency,
     limits: config.media.transcodeLimits,
     workDir: path.join(config.media.dir, 'work'),

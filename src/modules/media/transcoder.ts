@@ -139,7 +139,11 @@ export async function binaryVersion(binary: string): Promise<string> {
   return stdout.split('\n')[0]?.trim() ?? '';
 }
 
-export function createTranscoder(found: Partial<Binaries>): Transcoder {
+/**
+ * `copyCompatible`: audio already in the players' form is copied (the default); false encodes
+ * everything, as before (MEDIA_COPY_COMPATIBLE_AUDIO=false).
+ */
+export function createTranscoder(found: Partial<Binaries>, opts: { copyCompatible: boolean } = { copyCompatible: true }): Transcoder {
   const binary = (name: keyof Binaries): string => {
     const file = found[name];
     // Every job fails with this message (and the start-up log said so): not retried, the
@@ -199,7 +203,7 @@ export function createTranscoder(found: Partial<Binaries>): Transcoder {
     },
 
     async transcode(input, output, { loudnorm, probe, maxSeconds, signal, onProgress }) {
-      const plan = transcodePlan(input, output, { loudnorm, probe, maxSeconds, global: ['-progress', 'pipe:1', '-nostats'] });
+      const plan = transcodePlan(input, output, { loudnorm, probe, maxSeconds, global: ['-progress', 'pipe:1', '-nostats'], encode: !opts.copyCompatible });
       try {
         for (const [i, args] of plan.runs.entries()) {
           const { code, stderr } = await run(binary('ffmpeg'), args, {
