@@ -168,3 +168,24 @@ describe('the limits', () => {
     expect((failed.body as { error: { message: string } }).error.message).toBe('transcoding failed: the audio lasts 3 seconds; tracks may last at most 2 seconds');
   });
 });
+
+describe('with MEDIA_COPY_COMPATIBLE_AUDIO=false', () => {
+  let encoding: TestApp;
+  beforeAll(async () => {
+    encoding = await startTestApp({ ...mediaStore.env, MEDIA_URL_SECRET: SECRET, MEDIA_COPY_COMPATIBLE_AUDIO: 'false' });
+  });
+  afterAll(() => encoding.close());
+
+  it('AAC already in MP4 is encoded like anything else', async () => {
+    const bytes = await make('l.m4a', aacInMp4);
+    const token = await encoding.token(newUser('passthrough-off'), MANAGE);
+    const { uploadId, put } = await uploadAudio(encoding, token, bytes);
+    expectStatus(put, 200);
+    const done = expectStatus(await pollTranscode(encoding, token, uploadId), 200);
+    const { transcodedSha256 } = (done.body as { transcode: { transcodedSha256: string } }).transcode;
+    const output = expectStatus(await encoding.call('GET', signer.sign(`service:#${transcodedSha256}`)), 200).raw.rawPayload;
+    expect(await audioPackets(output)).not.toBe(await audioPackets(bytes));
+    // And with the copy on (the default), the same bytes keep their packets.
+    expect(await audioPackets((await transcode(bytes)).output)).toBe(await audioPackets(bytes));
+  });
+});
