@@ -4,6 +4,7 @@ import { createAccountService, type Account } from '../src/accounts/service.js';
 import { openStore } from '../src/db/store.js';
 import { openMediaStore } from '../src/media-store/open-media-store.js';
 import { addClient, listClients } from '../src/oauth/clients.js';
+import { ARCHIVE_VERSION } from '../src/transfer/archive-format.js';
 import { ArchiveRefused, type ImportReport } from '../src/transfer/importer.js';
 import { createTransferService } from '../src/transfer/service.js';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -102,7 +103,7 @@ describe(`accounts move with an instance (${SOURCE} to ${TARGET})`, { timeout: 1
   it('export, import into an empty store: the same email and password sign in, passkeys and registered apps are there, sessions are not', async () => {
     const archive = await exportOf(source);
     const entries = await unpack(archive);
-    expect((JSON.parse(entries[0]!.data.toString()) as { version: number }).version).toBe(2);
+    expect((JSON.parse(entries[0]!.data.toString()) as { version: number }).version).toBe(ARCHIVE_VERSION);
     expect(rowsOf(entries, 'oauth_records').map((r) => [r.model, r.id])).toEqual([['Client', 'shelf-app']]);
 
     const target = await startTestApp({}, { dialect: TARGET });
@@ -133,7 +134,7 @@ describe(`accounts move with an instance (${SOURCE} to ${TARGET})`, { timeout: 1
     let entries = await unpack(await exportOf(source));
     for (const table of ['accounts', 'passkeys', 'oauth_records']) entries = await editTable(entries, table, () => []);
     const v1 = entries.map((e) =>
-      e.name === 'cardshelf-archive.json' || e.name === 'manifest.json' ? { ...e, data: Buffer.from(e.data.toString().replace('"version":2', '"version":1')) } : e,
+      e.name === 'cardshelf-archive.json' || e.name === 'manifest.json' ? { ...e, data: Buffer.from(e.data.toString().replace(`"version":${ARCHIVE_VERSION}`, '"version":1')) } : e,
     );
     const target = await startTestApp({}, { dialect: TARGET });
     try {

@@ -110,7 +110,7 @@ describe(`cardshelf export and import on ${testDialect()}`, { timeout: 240_000 }
     );
     const cases: [string, RegExp][] = [
       ['damaged.tar.gz', /^cardshelf: import: damaged archive: .*; nothing was written\n$/],
-      ['newer.tar.gz', /format version 7, newer than this Cardshelf reads \(up to 2\): import it with a newer Cardshelf; nothing was written/],
+      ['newer.tar.gz', /format version 7, newer than this Cardshelf reads \(up to 3\): import it with a newer Cardshelf; nothing was written/],
       ['a.tar.gz', /records of the archive conflict with data already there \(cards \(card_id\) .*\); nothing was written\. Give --skip-conflicts/],
     ];
     for (const [name, message] of cases) {

@@ -16,6 +16,7 @@
  */
 
 import { ACCOUNT_TABLES } from './account-tables.js';
+import { LINK_TABLES } from './link-tables.js';
 
 export const ARCHIVE_FORMAT = 'cardshelf-archive';
 /**
@@ -27,8 +28,11 @@ export const ARCHIVE_FORMAT = 'cardshelf-archive';
  *      shortcuts) and who registered them; never their credential (`credential_id`) or their last
  *      report (`status`, `status_at`): an imported player is offline until registered again.
  *      And accounts, passkeys and registered apps (transfer/accounts.ts).
+ *   3: linked services (`links`, `link_cards`: transfer/link-tables.ts), named without their
+ *      sign-in; a Cardshelf of version 2 would refuse their entries as unexpected, so it refuses
+ *      the archive as newer instead.
  */
-export const ARCHIVE_VERSION = 2;
+export const ARCHIVE_VERSION = 3;
 
 export const HEADER_ENTRY = 'cardshelf-archive.json';
 export const MANIFEST_ENTRY = 'manifest.json';
@@ -120,12 +124,18 @@ export interface TableSpec {
    * refuses a value found neither in the archive nor in the target.
    */
   references?: readonly Reference[];
+  /**
+   * The table's columns that the archive does not carry, and the values the importer writes in
+   * them, the same for every row of one import (`at`: its time). A link arrives failed, its
+   * sign-in left behind (link-tables.ts). The exporter reads the archive's columns only.
+   */
+  onImport?: (at: string) => Row;
 }
 
 export interface Reference {
   column: string;
   /** The table named, by its first key. */
-  table: 'media_objects' | 'cards' | 'families' | 'accounts';
+  table: 'media_objects' | 'cards' | 'families' | 'accounts' | 'links';
   /**
    * A family's archive may name what it does not carry: its library records name catalogue
    * cards, which a family's archive never holds (a server without them shows nothing there).
@@ -327,6 +337,8 @@ export const TABLES: readonly TableSpec[] = [
   },
   // Last: nothing else names them, and an archive of version 1 ends before them.
   ...ACCOUNT_TABLES,
+  // After them: an archive of version 2 ends before them.
+  ...LINK_TABLES,
 ];
 
 export const TABLE_NAMES = TABLES.map((t) => t.name);

@@ -26,8 +26,8 @@ interface At {
 }
 const where = (at: At): string => `${at.entry}, line ${at.line}`;
 
-const NOUN: Record<Reference['table'], string> = { media_objects: 'media object', cards: 'card', families: 'family', accounts: 'account' };
-const FIRST_KEY: Record<Reference['table'], string> = { media_objects: 'sha256', cards: 'card_id', families: 'family_id', accounts: 'user_id' };
+const NOUN: Record<Reference['table'], string> = { media_objects: 'media object', cards: 'card', families: 'family', accounts: 'account', links: 'link' };
+const FIRST_KEY: Record<Reference['table'], string> = { media_objects: 'sha256', cards: 'card_id', families: 'family_id', accounts: 'user_id', links: 'link_id' };
 
 /** Tables whose rows name their user, and the column: a user who has any of them uses this server. */
 const OWNED_BY: readonly [string, string][] = [
@@ -38,6 +38,7 @@ const OWNED_BY: readonly [string, string][] = [
   ['display_icons', 'user_id'],
   ['accounts', 'user_id'],
   ['passkeys', 'user_id'],
+  ['links', 'user_id'],
 ];
 
 /**
@@ -51,8 +52,8 @@ const OWNED_BY: readonly [string, string][] = [
  * - media objects: the size and type their rows state must be those of their bytes;
  * - a family's archive (scope `family`) may hold only what that family's own export holds:
  *   the family, its members' rows (members being the archive's memberships, who must not be
- *   users of the target already, unless members of that family here), and media its rows name
- *   and whose bytes it carries. It adds nothing to other users or families of the target.
+ *   users of the target already, unless members of that family here), their links' card
+ *   pairings, and media its rows name and whose bytes it carries. It adds nothing to other users or families of the target.
  *
  * Each check refuses with a message naming the rows (ArchiveRefused).
  */
@@ -247,7 +248,14 @@ export class RowRules {
           break;
         case 'accounts':
         case 'passkeys':
+        case 'links':
           ofMember(row, i);
+          break;
+        case 'link_cards':
+          // Its link must be the archive's (a member's): a pairing never joins a link of the target.
+          if (!this.indexes.get('links')?.[0]?.index.has(String(row.link_id))) {
+            refuse(`${archive} holds link_cards of link ${row.link_id}, which is not one of its links (${where(at(i))})`);
+          }
           break;
       }
     }

@@ -80,7 +80,13 @@ async function writeArchive(
   { progress, reader }: ExportOptions,
 ): Promise<void> {
   const filters = scope.kind === 'instance' ? undefined : await familyFilters(db, scope.familyId, reader);
-  const filterOf = (table: TableSpec): RowFilter => (filters ?? INSTANCE_ACCOUNT_FILTERS)[table.name] ?? ALL_ROWS;
+  const filterOf = (table: TableSpec): RowFilter => {
+    if (!filters) return INSTANCE_ACCOUNT_FILTERS[table.name] ?? ALL_ROWS;
+    // A table left out of familyFilters would otherwise put every user's rows in a family's archive.
+    const filter = filters[table.name];
+    if (!filter) throw new Error(`a family's archive has no filter for ${table.name}`);
+    return filter;
+  };
   const entries: ManifestEntry[] = [];
   const counts: Record<string, number> = {};
   const state: ExportProgress = { table: '', rows: 0, mediaObjects: 0 };
@@ -171,16 +177,17 @@ function whileOpen(pack: tar.Pack, start: (done: (err?: Error | null) => void) =
 /**
  * The rows of one family's archive: the family, its memberships, devices, history, library
  * records, groups and images, and its members' MYO cards; then, for the operator (no `reader`),
- * every member's MYO cards, deleted ones included, wishlists, icons, uploads and media holdings;
- * for a member (`reader`), what that member may read: the live MYO cards of every member (as
- * the library shows them) and the reader's own cards, wishlists, icons, uploads and holdings,
- * never another member's. With them the media objects (and their transcodes) that these rows
- * name and that their readers may read (familyMedia).
+ * every member's MYO cards, deleted ones included, wishlists, icons, uploads, media holdings and
+ * links (with their card pairings); for a member (`reader`), what that member may read: the live
+ * MYO cards of every member (as the library shows them) and the reader's own cards, wishlists,
+ * icons, uploads, holdings and links, never another member's. With them the media objects (and
+ * their transcodes) that these rows name and that their readers may read (familyMedia). Every
+ * table has its filter here: writeArchive takes no table of a family's archive whole.
  */
 async function familyFilters(db: Db, familyId: string, reader: string | undefined): Promise<Record<string, RowFilter>> {
   const members = memberIdsOf(db, familyId);
   const family = familyOwnerId(familyId);
-  const { ofFamily, ofOwners, cards, holdings } = familyRowFilters(familyId, family, members, reader);
+  const { ofFamily, ofOwners, cards, holdings, linkCards } = familyRowFilters(familyId, family, members, reader);
   const hashes = await familyMedia(db, family, { cards, ofFamily, ofOwners, holdings });
   return {
     media_objects: { column: 'sha256', values: hashes },
@@ -198,6 +205,8 @@ async function familyFilters(db: Db, familyId: string, reader: string | undefine
     display_icons: ofOwners,
     family_images: ofFamily,
     ...familyAccountFilters(members, reader),
+    links: ofOwners,
+    link_cards: linkCards,
   };
 }
 

@@ -368,6 +368,7 @@ async function writeArchive(store: Store, media: MediaStore, source: Readable, c
       await advance();
     }
 
+    const importedAt = now();
     await store.db.transaction().execute(async (trx) => {
       const skippedFamilies = new Set<string>();
       let lastReport = performance.now();
@@ -382,7 +383,7 @@ async function writeArchive(store: Store, media: MediaStore, source: Readable, c
         const incoming = checked.header.scope.kind === 'family' ? parsed.map((row) => asFamilyRow(table, row)) : parsed;
         const rows = await keep(trx, table, incoming, checked, opts, skippedFamilies);
         report.skipped[table.name] = (report.skipped[table.name] ?? 0) + rows.skipped;
-        await insertRows(trx, table, rows.kept);
+        await insertRows(trx, table, rows.kept, table.onImport?.(importedAt));
         report.rows[table.name] = (report.rows[table.name] ?? 0) + rows.kept.length;
         written += rows.kept.length;
         if (opts.progress && performance.now() - lastReport > 2000) {

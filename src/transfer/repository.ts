@@ -36,13 +36,16 @@ export interface FamilyRowFilters {
   cards: RowFilter;
   /** Media holdings of the family and of every member (the operator), or of the reader alone. */
   holdings: RowFilter;
+  /** The card pairings (`link_cards`) of the links `ofOwners` takes. */
+  linkCards: RowFilter;
 }
 
 /** `family` is the family's holder id (media/ownership.ts's familyOwnerId). */
 export function familyRowFilters(familyId: string, family: string, members: Members, reader: string | undefined): FamilyRowFilters {
+  const owners = reader === undefined ? sql`user_id in (${members})` : sql`user_id = ${reader}`;
   return {
     ofFamily: { where: sql`family_id = ${familyId}` },
-    ofOwners: { where: reader === undefined ? sql`user_id in (${members})` : sql`user_id = ${reader}` },
+    ofOwners: { where: owners },
     cards: {
       where:
         reader === undefined
@@ -52,6 +55,7 @@ export function familyRowFilters(familyId: string, family: string, members: Memb
     holdings: {
       where: reader === undefined ? sql`owner_id in (${members}) or owner_id = ${family}` : sql`owner_id in (${reader}, ${family})`,
     },
+    linkCards: { where: sql`link_id in (select link_id from links where ${owners})` },
   };
 }
 

@@ -17,13 +17,18 @@ const MAX_BOUND_VALUES = 30_000;
  */
 const insertSql = new Map<string, string>();
 
-/** Inserts `rows` (every column of `table`), in as few statements as the bound values allow. */
-export async function insertRows(trx: Db, table: TableSpec, rows: Row[]): Promise<void> {
-  const columns = table.columns.map((c) => c.name);
+/**
+ * Inserts `rows` (every column of `table`, and those it sets on import, `arriving`, the same on
+ * every row: archive-format.ts's onImport), in as few statements as the bound values allow.
+ */
+export async function insertRows(trx: Db, table: TableSpec, rows: Row[], arriving: Row = {}): Promise<void> {
+  const carried = table.columns.map((c) => c.name);
+  const set = Object.keys(arriving);
+  const columns = [...carried, ...set];
   const perInsert = Math.max(1, Math.floor(MAX_BOUND_VALUES / columns.length));
   for (let i = 0; i < rows.length; i += perInsert) {
     const chunk = rows.slice(i, i + perInsert);
-    const shape = `${table.name}:${chunk.length}`;
+    const shape = `${table.name}:${columns.length}:${chunk.length}`;
     let text = insertSql.get(shape);
     if (text === undefined) {
       const values = chunk.map(() => sql`(${sql.join(columns.map(() => null))})`);
@@ -31,7 +36,10 @@ export async function insertRows(trx: Db, table: TableSpec, rows: Row[]): Promis
       insertSql.set(shape, text);
     }
     const parameters: unknown[] = [];
-    for (const row of chunk) for (const column of columns) parameters.push(row[column]);
+    for (const row of chunk) {
+      for (const column of carried) parameters.push(row[column]);
+      for (const column of set) parameters.push(arriving[column]);
+    }
     await trx.executeQuery(CompiledQuery.raw(text, parameters));
   }
 }

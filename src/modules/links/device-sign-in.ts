@@ -45,6 +45,19 @@ function str(value: unknown): string | undefined {
   return typeof value === 'string' && value.length > 0 && value.length <= 8192 ? value : undefined;
 }
 
+/**
+ * The remote's OAuth `error` (RFC 6749 5.2), as messages may quote it: the codes the RFCs
+ * register are lower-case words joined by `_` (`invalid_grant`, `slow_down`). Anything else, a
+ * remote echoing what it was sent (a refresh token, a device code) among it, is left out, so
+ * that a message built from it (a link's reason, a job's error, the log) never carries a secret.
+ */
+const OAUTH_ERROR_CODE = /^[a-z]+(?:_[a-z]+)*$/;
+
+export function oauthErrorCode(body: Record<string, unknown>): string | undefined {
+  const code = body.error;
+  return typeof code === 'string' && code.length <= 64 && OAUTH_ERROR_CODE.test(code) ? code : undefined;
+}
+
 function seconds(value: unknown, fallback: number, max: number): number {
   return typeof value === 'number' && Number.isFinite(value) && value > 0 ? Math.min(Math.ceil(value), max) : fallback;
 }
@@ -95,7 +108,7 @@ export async function pollDeviceFlow(policy: RemotePolicy, target: SignInTarget,
     case 'expired_token':
       return { kind: 'expired' };
     default:
-      return { kind: 'refused', reason: `the remote refused the sign-in (${str(body.error) ?? status})` };
+      return { kind: 'refused', reason: `the remote refused the sign-in (${oauthErrorCode(body) ?? status})` };
   }
 }
 
@@ -106,7 +119,7 @@ export async function refreshTokens(policy: RemotePolicy, target: SignInTarget, 
     form: { grant_type: 'refresh_token', refresh_token: refreshToken, client_id: target.clientId },
     acceptStatus: OAUTH_ERROR_STATUSES,
   });
-  if (status >= 300) throw new RefreshRefused(`the remote refused to refresh the sign-in (${str(body.error) ?? status}): link it again`);
+  if (status >= 300) throw new RefreshRefused(`the remote refused to refresh the sign-in (${oauthErrorCode(body) ?? status}): link it again`);
   return tokensOf(body);
 }
 
