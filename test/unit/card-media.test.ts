@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { coverUrl, fingerprint, mediaSlots, portable, setAt, valueAt } from '../../src/modules/links/card-media.js';
+import { coverSlots, fingerprint, mediaSlots, portable, setAt, valueAt } from '../../src/modules/links/card-media.js';
 
 /** The media a card names, found alike on both sides of a link (links/card-media.ts). */
 const [A, B, C, D] = ['a', 'b', 'c', 'd'].map((c) => c.repeat(64)) as [string, string, string, string];
@@ -72,14 +72,22 @@ describe('valueAt and setAt', () => {
   });
 });
 
-describe('coverUrl', () => {
+describe('coverSlots', () => {
   it.each([
     ['an https URL', 'https://media.example/cover.png', 'https://media.example/cover.png'],
     ['an http URL', 'http://media.example/c.png', 'http://media.example/c.png'],
     ['a reference', `yoto:#${A}`, undefined],
     ['a javascript URL', 'javascript:alert(1)', undefined],
   ])('takes %s', (_what, imageL, expected) => {
-    expect(coverUrl({ metadata: { cover: { imageL } } })).toBe(expected);
+    expect(coverSlots({ metadata: { cover: { imageL } } })).toEqual(expected ? [{ path: ['metadata', 'cover', 'imageL'], url: expected }] : []);
+  });
+
+  it('finds the cover of the content too, each with where it sits', () => {
+    const doc = { metadata: { cover: { imageL: 'https://a.example/1.png' } }, content: { cover: { imageL: 'https://a.example/2.png' } } };
+    expect(coverSlots(doc)).toEqual([
+      { path: ['metadata', 'cover', 'imageL'], url: 'https://a.example/1.png' },
+      { path: ['content', 'cover', 'imageL'], url: 'https://a.example/2.png' },
+    ]);
   });
 });
 
