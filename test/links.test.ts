@@ -75,6 +75,14 @@ describe(`linked services on ${testDialect()}`, { timeout: 300_000 }, () => {
     expect(r.body.link.reason).toMatch(/denied/);
     expect(r.body.link.userCode).toBeUndefined();
     expect((await here.call('POST', `/user/links/${linkId}/pull`, { token, body: {} })).status).toBe(400);
+
+    // Signed in again, under the same link: a new code, approved this time.
+    const again = await here.call('POST', `/user/links/${linkId}/sign-in`, { token });
+    expect(again.status, JSON.stringify(again.body)).toBe(200);
+    expect(again.body.link).toMatchObject({ linkId, state: 'signing-in' });
+    expect(again.body.link.reason).toBeUndefined();
+    await decideAtRemote(remote, again.body.link.userCode as string, 'approve');
+    expect((await waitFor(() => readLink(linkId), (r) => r.body.link.state !== 'signing-in')).body.link.state).toBe('linked');
     expect((await here.call('DELETE', `/user/links/${linkId}`, { token })).status).toBe(200);
   });
 

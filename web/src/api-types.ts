@@ -547,6 +547,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/user/links/{linkId}/sign-in": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Sign a link in again with the remote's device sign-in
+         * @description For a link that failed (its sign-in refused or expired, or moved here from another instance) or to change accounts: answers the new code as `POST /user/links` does. The cards paired before stay paired.
+         *
+         *     Needs the scope `user:content:manage`.
+         */
+        post: operations["postUserLinksByLinkIdSignIn"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/user/links/{linkId}": {
         parameters: {
             query?: never;
@@ -1620,6 +1642,15 @@ export interface components {
         };
         /** @description Too many requests from this client this minute; `Retry-After` says when to try again. */
         RateLimited: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorBody"];
+            };
+        };
+        /** @description A linked service (another server this one called for the caller) did not answer, or answered what it should not. */
+        RemoteFailed: {
             headers: {
                 [name: string]: unknown;
             };
@@ -3075,15 +3106,40 @@ export interface operations {
             404: components["responses"]["NotFound"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
-            /** @description It existed already: replaced or updated. */
-            502: {
+            502: components["responses"]["RemoteFailed"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    postUserLinksByLinkIdSignIn: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the link id */
+                linkId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the new state. */
+            200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorBody"];
+                    "application/json": {
+                        link: components["schemas"]["Link"];
+                    };
                 };
             };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            502: components["responses"]["RemoteFailed"];
             503: components["responses"]["Unavailable"];
         };
     };

@@ -43,6 +43,18 @@ export async function linkRoutes(app: App, opts: { links: LinkService }): Promis
     handler: async (req, reply) => reply.code(201).send({ link: await links.create(req.principal.userId, req.body) }),
   });
 
+  app.post(`${BASE}/:linkId/sign-in`, {
+    config: { auth },
+    schema: {
+      tags,
+      summary: "Sign a link in again with the remote's device sign-in",
+      description: 'For a link that failed (its sign-in refused or expired, or moved here from another instance) or to change accounts: answers the new code as `POST /user/links` does. The cards paired before stay paired.',
+      params: LinkParams,
+      response: { 200: LinkAnswer, ...remoteErrors },
+    },
+    handler: async (req) => ({ link: await links.signInAgain(req.principal.userId, req.params.linkId) }),
+  });
+
   app.get(BASE, {
     config: { auth },
     schema: { tags, summary: 'Your links', response: { 200: LinkList, ...authErrors } },

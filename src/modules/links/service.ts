@@ -21,6 +21,11 @@ import type { SecretBox } from './secret-box.js';
  */
 export interface LinkService {
   create(userId: string, body: CreateLinkBody): Promise<Link>;
+  /**
+   * Starts the remote's sign-in again for a link (failed, moved here, or to change accounts): its
+   * pairings stay, so cards copied before are still known.
+   */
+  signInAgain(userId: string, linkId: string): Promise<Link>;
   list(userId: string): Promise<Link[]>;
   read(userId: string, linkId: string): Promise<Link>;
   /** Forgets the link (its tokens revoked at the remote first, as far as it answers). */
@@ -136,6 +141,31 @@ export function remoteFailed(err: unknown, what: string): AppError {
   return new AppError('remote-failed', `${what}: ${detail}`);
 }
 
+/** The remote's device flow started for `link`: the fields of a link signing in. */
+async function startSignIn(
+  policy: RemotePolicy,
+  box: SecretBox,
+  link: Pick<LinkRow, 'link_id' | 'auth_base_url' | 'client_id' | 'audience'>,
+): Promise<Pick<LinkRow, 'state' | 'reason' | 'user_code' | 'verification_uri' | 'verification_uri_complete' | 'expires_at' | 'device_code_sealed' | 'poll_interval' | 'next_poll_at'>> {
+  let flow;
+  try {
+    flow = await startDeviceFlow(policy, targetOf(link));
+  } catch (err) {
+    throw remoteFailed(err, "the remote's sign-in did not start");
+  }
+  return {
+    state: 'signing-in',
+    reason: null,
+    user_code: flow.userCode,
+    verification_uri: flow.verificationUri,
+    verification_uri_complete: flow.verificationUriComplete,
+    expires_at: new Date(Date.now() + flow.expiresInSeconds * 1000).toISOString(),
+    device_code_sealed: box.seal(flow.deviceCode, link.link_id),
+    poll_interval: flow.intervalSeconds,
+    next_poll_at: new Date(Date.now() + flow.intervalSeconds * 1000).toISOString(),
+  };
+}
+
 export function createLinkService(store: Store, deps: LinkDeps): LinkService {
   const { db } = store;
   const { box, policyFor, log } = deps;
@@ -226,31 +256,15 @@ export function createLinkService(store: Store, deps: LinkDeps): LinkService {
         throw badRequest(`a member may hold at most ${MAX_LINKS_PER_USER} links: unlink one first`);
       }
       const linkId = newUrlSafeId();
-      const target: SignInTarget = { authBaseUrl, clientId: body.clientId, audience: body.audience ?? null };
-      let flow;
-      try {
-        flow = await startDeviceFlow(policyFor({ api_base_url: apiBaseUrl, auth_base_url: authBaseUrl }), target);
-      } catch (err) {
-        throw remoteFailed(err, "the remote's sign-in did not start");
-      }
+      const identity = { link_id: linkId, auth_base_url: authBaseUrl, client_id: body.clientId, audience: body.audience ?? null };
+      const signingIn = await startSignIn(policyFor({ api_base_url: apiBaseUrl, auth_base_url: authBaseUrl }), box, identity);
       const at = now();
       const row: LinkRow = {
-        link_id: linkId,
+        ...identity,
         user_id: userId,
         name: body.name,
         api_base_url: apiBaseUrl,
-        auth_base_url: authBaseUrl,
-        client_id: body.clientId,
-        audience: body.audience ?? null,
-        state: 'signing-in',
-        reason: null,
-        user_code: flow.userCode,
-        verification_uri: flow.verificationUri,
-        verification_uri_complete: flow.verificationUriComplete,
-        expires_at: new Date(Date.now() + flow.expiresInSeconds * 1000).toISOString(),
-        device_code_sealed: box.seal(flow.deviceCode, linkId),
-        poll_interval: flow.intervalSeconds,
-        next_poll_at: new Date(Date.now() + flow.intervalSeconds * 1000).toISOString(),
+        ...signingIn,
         refresh_token_sealed: null,
         access_token_sealed: null,
         access_expires_at: null,
@@ -261,6 +275,20 @@ export function createLinkService(store: Store, deps: LinkDeps): LinkService {
         await repo.insertLink(trx, row);
         await publishLinkChanged(trx, store, row);
       });
+      return linkView(row);
+    },
+
+    async signInAgain(userId, linkId) {
+      const link = await own(userId, linkId);
+      const signingIn = await startSignIn(policyFor(link), box, link);
+      const old = link.refresh_token_sealed ? box.open(link.refresh_token_sealed, linkId) : undefined;
+      const row: LinkRow = { ...link, ...signingIn, access_token_sealed: null, access_expires_at: null, refresh_token_sealed: null, updated_at: now() };
+      await db.transaction().execute(async (trx) => {
+        await repo.updateLink(trx, linkId, { ...signingIn, access_token_sealed: null, access_expires_at: null, refresh_token_sealed: null, updated_at: row.updated_at });
+        await publishLinkChanged(trx, store, row);
+      });
+      // The sign-in it replaces ends at the remote too (as far as it answers).
+      if (old) await revokeToken(policyFor(link), targetOf(link), old).catch(() => undefined);
       return linkView(row);
     },
 
