@@ -66,6 +66,24 @@ describe(`linked services on ${testDialect()}`, { timeout: 300_000 }, () => {
       expect(errorCode(r)).toBe('bad-request');
     }
     expect((await here.call('GET', '/user/links', { token })).body.links).toEqual([]);
+    // Garbage to the jobs' routes: 400 or 404 in the documented shape, never a 500.
+    for (const [method, url, body] of [
+      ['POST', '/user/links/nope/pull', []],
+      ['POST', '/user/links/nope/pull', { cardIds: 'abc' }],
+      ['POST', '/user/links/nope/pull', { cardIds: [] }],
+      ['POST', '/user/links/nope/pull', { cardIds: ['a', 'a'] }],
+      ['POST', '/user/links/nope/push', {}],
+      ['POST', '/user/links/nope/push', { cardIds: ['x'.repeat(200)] }],
+      ['POST', '/user/links/nope/push', { cardIds: ['abcde'], overwrite: 'yes' }],
+      ['POST', '/user/links/nope/pull', undefined],
+      ['POST', '/user/links/nope/sign-in', undefined],
+      ['GET', `/user/links/${'x'.repeat(128)}/jobs/${'y'.repeat(128)}`, undefined],
+      ['DELETE', '/user/links/%00', undefined],
+    ] as const) {
+      const r = await here.call(method, url, { token, body });
+      expect([400, 404], `${method} ${url} ${JSON.stringify(body)}: ${r.status}`).toContain(r.status);
+      errorCode(r);
+    }
     expect((await here.call('GET', '/user/links', { token: await here.token(ME, 'user:content:view') })).status).toBe(403);
   });
 

@@ -1,6 +1,6 @@
 import type { LinkJobRow, LinkRow } from '../../db/database.js';
 import type { Store } from '../../db/dialect.js';
-import type { Trx } from '../../db/unit-of-work.js';
+import { inUnitOfWork, userLock, type Trx } from '../../db/unit-of-work.js';
 import { now } from '../../shared/clock.js';
 import { AppError, badRequest, notFound } from '../../shared/errors.js';
 import { newUrlSafeId } from '../../shared/ids.js';
@@ -141,6 +141,8 @@ export function remoteFailed(err: unknown, what: string): AppError {
   return new AppError('remote-failed', `${what}: ${detail}`);
 }
 
+const tooManyLinks = (): AppError => badRequest(`a member may hold at most ${MAX_LINKS_PER_USER} links: unlink one first`);
+
 /** The remote's device flow started for `link`: the fields of a link signing in. */
 async function startSignIn(
   policy: RemotePolicy,
@@ -252,9 +254,8 @@ export function createLinkService(store: Store, deps: LinkDeps): LinkService {
     async create(userId, body) {
       const apiBaseUrl = baseUrlOf(body.apiBaseUrl, 'apiBaseUrl');
       const authBaseUrl = baseUrlOf(body.authBaseUrl, 'authBaseUrl');
-      if ((await repo.countLinks(db, userId)) >= MAX_LINKS_PER_USER) {
-        throw badRequest(`a member may hold at most ${MAX_LINKS_PER_USER} links: unlink one first`);
-      }
+      // Before the remote is asked anything; again when the link is written.
+      if ((await repo.countLinks(db, userId)) >= MAX_LINKS_PER_USER) throw tooManyLinks();
       const linkId = newUrlSafeId();
       const identity = { link_id: linkId, auth_base_url: authBaseUrl, client_id: body.clientId, audience: body.audience ?? null };
       const signingIn = await startSignIn(policyFor({ api_base_url: apiBaseUrl, auth_base_url: authBaseUrl }), box, identity);
@@ -271,7 +272,9 @@ export function createLinkService(store: Store, deps: LinkDeps): LinkService {
         created_at: at,
         updated_at: at,
       };
-      await db.transaction().execute(async (trx) => {
+      // Counted again under the member's lock: links made at once cannot pass the limit together.
+      await inUnitOfWork(store, [userLock(userId)], async (trx) => {
+        if ((await repo.countLinks(trx, userId)) >= MAX_LINKS_PER_USER) throw tooManyLinks();
         await repo.insertLink(trx, row);
         await publishLinkChanged(trx, store, row);
       });
