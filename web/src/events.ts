@@ -99,3 +99,35 @@ export function useLiveEvents(prefixes: readonly string[], reload: () => unknown
     };
   }, []);
 }
+
+/**
+ * Calls `reread(event)` for each event that `prefixes` name, while the component is shown: the
+ * event's ids and `read` path say which one thing to read again (a link's job, say). Events close
+ * together with the same `read` make one call, with the last of them. A `reset` (events were
+ * missed) calls `reread(undefined)`: read everything again.
+ */
+export function useLiveReads(prefixes: readonly string[], reread: (event: LiveEvent | undefined) => unknown): void {
+  useEffect(() => {
+    const timers = new Map<string | undefined, ReturnType<typeof setTimeout>>();
+    const listener: Listener = (event) => {
+      if (!concerns(prefixes, event)) return;
+      const read = event.kind === 'reset' ? undefined : event.read;
+      clearTimeout(timers.get(read));
+      timers.set(
+        read,
+        setTimeout(() => {
+          timers.delete(read);
+          void reread(event.kind === 'reset' ? undefined : event);
+        }, COALESCE_MS),
+      );
+    };
+    listeners.add(listener);
+    return () => {
+      listeners.delete(listener);
+      for (const timer of timers.values()) clearTimeout(timer);
+    };
+  }, []);
+}
+
+/** Whether the event stream is open now (`data-live`, set above): pages poll only while it is not. */
+export const liveOpen = (): boolean => document.documentElement.dataset.live === 'open';
