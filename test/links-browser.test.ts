@@ -250,20 +250,29 @@ describe.skipIf(!haveBrowser)(`linked services in the web app, in Chromium, on $
     expect((await apiGet(`/user/links/${link!.linkId}`)).status).toBe(404);
   });
 
-  it('a sign-in denied at the remote shows the link failed, with the reason, live', async () => {
-    await page.getByLabel('Name (what you call it, e.g. Yoto)').fill('Denied shelf');
-    await page.getByLabel(/^API address/).fill(remote.base);
-    await page.getByLabel(/^Sign-in address/).fill(remote.base);
-    await page.getByLabel('Client id').fill('cardshelf-web-link');
-    await page.getByRole('button', { name: 'Link', exact: true }).click();
-    const userCode = (await page.locator('.user-code').innerText()).replace(/^Code:\s*/, '').trim();
+  it('a sign-in denied at the remote shows the link failed, with the reason; with the live events down, by polling', async () => {
+    // Another tab whose event stream the network refuses: the page falls back to reading the link every few seconds.
+    const cut = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    await cut.route('**/user/family/events', (route) => route.fulfill({ status: 503, body: '' }));
+    const p = await cut.newPage();
+    p.on('pageerror', (err) => problems.push(`pageerror: ${err.message}`));
+    await signIn(p, '/app/links');
+    await p.getByText('No linked service yet').waitFor();
+    expect(await p.evaluate<string | undefined>('document.documentElement.dataset.live')).not.toBe('open');
+    await p.getByLabel('Name (what you call it, e.g. Yoto)').fill('Denied shelf');
+    await p.getByLabel(/^API address/).fill(remote.base);
+    await p.getByLabel(/^Sign-in address/).fill(remote.base);
+    await p.getByLabel('Client id').fill('cardshelf-web-link');
+    await p.getByRole('button', { name: 'Link', exact: true }).click();
+    const userCode = (await p.locator('.user-code').innerText()).replace(/^Code:\s*/, '').trim();
     await decideAtRemote(remote, userCode, 'deny');
-    await page.getByText('Denied shelf: not linked').waitFor({ timeout: 30_000 });
-    await page.getByText(/^Linking failed: .*denied/).waitFor();
-    await expectAccessible(page, 'links, failed');
-    await page.getByRole('button', { name: 'Unlink Denied shelf' }).click();
-    await page.getByRole('button', { name: 'Yes, unlink' }).click();
-    await page.getByText('No linked service yet').waitFor();
+    await p.getByText('Denied shelf: not linked').waitFor({ timeout: 30_000 });
+    await p.getByText(/^Linking failed: .*denied/).waitFor();
+    await expectAccessible(p, 'links, failed');
+    await p.getByRole('button', { name: 'Unlink Denied shelf' }).click();
+    await p.getByRole('button', { name: 'Yes, unlink' }).click();
+    await p.getByText('No linked service yet').waitFor();
+    await cut.close();
     expect(problems).toEqual([]);
   });
 });
