@@ -130,4 +130,21 @@ export function useLiveReads(prefixes: readonly string[], reread: (event: LiveEv
 }
 
 /** Whether the event stream is open now (`data-live`, set above): pages poll only while it is not. */
-export const liveOpen = (): boolean => document.documentElement.dataset.live === 'open';
+const liveOpen = (): boolean => document.documentElement.dataset.live === 'open';
+
+/** How often a page reads again what it waits for while the live events are not flowing. */
+const POLL_MS = 4_000;
+
+/**
+ * While `waiting` (a sign-in or a copy under way), calls `reread` every few seconds when the event
+ * stream is not open: live events are the way changes arrive, this is the fallback.
+ */
+export function usePollWhileWaiting(waiting: boolean, reread: () => unknown): void {
+  useEffect(() => {
+    if (!waiting) return;
+    const timer = setInterval(() => {
+      if (!liveOpen()) void reread();
+    }, POLL_MS);
+    return () => clearInterval(timer);
+  }, [waiting]);
+}

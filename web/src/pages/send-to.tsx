@@ -1,9 +1,9 @@
 import { useSignal } from '@preact/signals';
 import { useEffect } from 'preact/hooks';
 import { api, errorMessage } from '../api.js';
-import { useLiveReads } from '../events.js';
+import { useLiveReads, usePollWhileWaiting } from '../events.js';
 import { formatTime } from '../format.js';
-import { finished, usePollWhileWaiting, type LinkJob, type LinkView } from '../links.js';
+import { finished, type LinkJob, type LinkView } from '../links.js';
 import { messages } from '../messages.js';
 import { ErrorText, Link } from '../ui.js';
 import { JobProgress } from './link-job.js';
