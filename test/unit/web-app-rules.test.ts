@@ -4,6 +4,7 @@ import { builtInOrUnregistered, reservedClientIds, WEB_APP_CLIENT_ID } from '../
 import { formatDuration, formatSize, naturalOrder } from '../../web/src/format.js';
 import { numberedTitles } from '../../web/src/numbering.js';
 import { cardsBytes } from '../../web/src/storage.js';
+import { cardIdsOf, finished, signInAddress, type LinkView } from '../../web/src/links.js';
 import { moveBy, moveSelected, moveTo, moveTrack, trackStep } from '../../web/src/reorder.js';
 
 describe("the web app's rules, one at a time", () => {
@@ -92,5 +93,23 @@ describe("the web app's rules, one at a time", () => {
     expect(builtInOrUnregistered('https://shelf.example', reserved)('other-app')).toMatchObject({ cardshelf_unregistered: true });
     expect(builtInOrUnregistered('https://shelf.example', reserved)('cardshelf')).toBeUndefined();
     expect(builtInOrUnregistered('https://shelf.example', reserved)('https://api.yotoplay.com')).toBeUndefined();
+  });
+
+  it.each([
+    ['abc', ['abc']],
+    [' abc, def ', ['abc', 'def']],
+    ['abc def\nghi', ['abc', 'def', 'ghi']],
+    ['abc,,abc , def', ['abc', 'def']],
+    [' , \n', []],
+  ])('remote card ids typed as %j are %j (commas, spaces, lines; each once)', (typed, ids) => {
+    expect(cardIdsOf(typed)).toEqual(ids);
+  });
+
+  it("a link's sign-in opens the address with the code in it when the remote gives one; a copy done or failed is finished", () => {
+    const link = { verificationUri: 'https://r.example/activate' } as LinkView;
+    expect(signInAddress(link)).toBe('https://r.example/activate');
+    expect(signInAddress({ ...link, verificationUriComplete: 'https://r.example/activate?user_code=AB' })).toBe('https://r.example/activate?user_code=AB');
+    expect(signInAddress({} as LinkView)).toBeUndefined();
+    expect((['queued', 'running', 'done', 'failed'] as const).map((state) => finished({ state }))).toEqual([false, false, true, true]);
   });
 });

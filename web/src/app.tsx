@@ -17,6 +17,7 @@ const NAV = [
   ['/library', messages.nav.library],
   ['/wishlists', messages.nav.wishlists],
   ['/family', messages.nav.family],
+  ['/links', messages.nav.links],
 ] as const;
 
 function route(current: string) {
@@ -39,6 +40,8 @@ function route(current: string) {
       return <FamilyPage />;
     case 'be-player':
       return <BePlayer />;
+    case 'links':
+      return <Links />;
     default:
       return (
         <Page title={messages.notFound}>
@@ -54,6 +57,14 @@ function route(current: string) {
 function BePlayer() {
   const page = useSignal<typeof import('./pages/player-device.js').BePlayerPage | undefined>(undefined);
   useEffect(() => void import('./pages/player-device.js').then((m) => (page.value = m.BePlayerPage)), []);
+  const Loaded = page.value;
+  return Loaded ? <Loaded /> : <Page title={messages.common.loading}>{null}</Page>;
+}
+
+/** Linked services, loaded when first shown, as the player page. */
+function Links() {
+  const page = useSignal<typeof import('./pages/links.js').LinksPage | undefined>(undefined);
+  useEffect(() => void import('./pages/links.js').then((m) => (page.value = m.LinksPage)), []);
   const Loaded = page.value;
   return Loaded ? <Loaded /> : <Page title={messages.common.loading}>{null}</Page>;
 }

@@ -99,3 +99,52 @@ export function useLiveEvents(prefixes: readonly string[], reload: () => unknown
     };
   }, []);
 }
+
+/**
+ * Calls `reread(event)` for each event that `prefixes` name, while the component is shown: the
+ * event's ids and `read` path say which one thing to read again (a link's job, say). Events close
+ * together with the same `read` make one call, with the last of them. A `reset` (events were
+ * missed) calls `reread(undefined)`: read everything again.
+ */
+export function useLiveReads(prefixes: readonly string[], reread: (event: LiveEvent | undefined) => unknown): void {
+  useEffect(() => {
+    const timers = new Map<string | undefined, ReturnType<typeof setTimeout>>();
+    const listener: Listener = (event) => {
+      if (!concerns(prefixes, event)) return;
+      const read = event.kind === 'reset' ? undefined : event.read;
+      clearTimeout(timers.get(read));
+      timers.set(
+        read,
+        setTimeout(() => {
+          timers.delete(read);
+          void reread(event.kind === 'reset' ? undefined : event);
+        }, COALESCE_MS),
+      );
+    };
+    listeners.add(listener);
+    return () => {
+      listeners.delete(listener);
+      for (const timer of timers.values()) clearTimeout(timer);
+    };
+  }, []);
+}
+
+/** Whether the event stream is open now (`data-live`, set above): pages poll only while it is not. */
+const liveOpen = (): boolean => document.documentElement.dataset.live === 'open';
+
+/** How often a page reads again what it waits for while the live events are not flowing. */
+const POLL_MS = 4_000;
+
+/**
+ * While `waiting` (a sign-in or a copy under way), calls `reread` every few seconds when the event
+ * stream is not open: live events are the way changes arrive, this is the fallback.
+ */
+export function usePollWhileWaiting(waiting: boolean, reread: () => unknown): void {
+  useEffect(() => {
+    if (!waiting) return;
+    const timer = setInterval(() => {
+      if (!liveOpen()) void reread();
+    }, POLL_MS);
+    return () => clearInterval(timer);
+  }, [waiting]);
+}

@@ -11,6 +11,9 @@ const durationParts = {
 const list = new Intl.ListFormat(undefined, { style: 'narrow', type: 'unit' });
 
 export const formatDate = (iso: string): string => dateFormat.format(new Date(iso));
+const timeFormat = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'short' });
+/** A date with its time: when a copy started, until when a code works. */
+export const formatTime = (iso: string): string => timeFormat.format(new Date(iso));
 
 /** 1.5 MB, 320 kB: decimal units, as file managers show them. */
 export function formatSize(bytes: number): string {

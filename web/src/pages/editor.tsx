@@ -5,6 +5,7 @@ import { formatDuration, formatSize, naturalOrder } from '../format.js';
 import { messages } from '../messages.js';
 import { navigate } from '../router.js';
 import { ErrorText, Link, Page, Status } from '../ui.js';
+import { SendTo } from './send-to.js';
 import { newUpload, start, type Transcoded, type Upload } from '../uploads.js';
 import { numberedTitles } from '../numbering.js';
 import { moveBy, moveSelected, moveTo, moveTrack, trackStep, type Listed, type TrackAt } from '../reorder.js';
@@ -405,6 +406,7 @@ export function EditorPage({ cardId }: { cardId: string | undefined }) {
           {card.value.cardId && <Link to={`/play/${encodeURIComponent(card.value.cardId)}`}>{t.play}</Link>}
         </div>
       </form>
+      {card.value.cardId && <SendTo cardId={card.value.cardId} />}
 
       <dialog ref={dialog} aria-labelledby="conflict-title" onClose={() => (conflict.value = false)}>
         <h2 id="conflict-title">{t.conflictTitle}</h2>
