@@ -30,6 +30,8 @@ export interface LocalSide {
   publicBaseUrl: string;
   maxAudioBytes: number;
   maxImageBytes: number;
+  /** The largest card accepted here (BODY_LIMIT): a remote's card is held to it too. */
+  maxCardBytes: number;
   /** How long a transcode may take before the card fails (pulled audio is transcoded here). */
   transcodeWaitMs: number;
 }

@@ -48,6 +48,7 @@ export function createLinks(
         publicBaseUrl: config.publicBaseUrl,
         maxAudioBytes: config.media.maxAudioBytes,
         maxImageBytes: media.maxImageBytes,
+        maxCardBytes: config.bodyLimit,
         transcodeWaitMs: config.links.mediaTimeoutMs,
       },
       policyFor,

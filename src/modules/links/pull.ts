@@ -1,6 +1,7 @@
 import type { Readable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { CardInput } from '../cards/schemas.js';
+import { TypeCompiler } from '@sinclair/typebox/compiler';
+import { CardInput } from '../cards/schemas.js';
 import { findCard } from '../cards/queries.js';
 import { SHA256_HEX } from '../../media-store/media-store.js';
 import { now } from '../../shared/clock.js';
@@ -26,6 +27,19 @@ interface RemoteCard {
 }
 
 const POLL_MS = 250;
+
+/** A remote's card meets the rules a card sent here meets (its schema, the body limit) or is refused. */
+const cardInput = TypeCompiler.Compile(CardInput);
+
+function checkCard(doc: unknown, maxBytes: number): CardInput {
+  if (!cardInput.Check(doc)) {
+    const first = cardInput.Errors(doc).First();
+    throw new AppError('bad-request', `the remote's card breaks this server's rules: ${first ? `${first.path || 'card'} ${first.message}` : 'not a card'}`);
+  }
+  const size = Buffer.byteLength(JSON.stringify(doc));
+  if (size > maxBytes) throw new AppError('bad-request', `the remote's card is ${size} bytes of JSON; cards here are at most ${maxBytes}`);
+  return doc;
+}
 
 /** Every MYO card id of the remote account, and those it lists deleted. */
 export async function remoteCardIds(ctx: CopyContext): Promise<{ live: string[]; deleted: string[] }> {
@@ -110,7 +124,7 @@ export async function pullCard(ctx: CopyContext, local: LocalSide, remoteCardId:
   slots.forEach((slot, i) => setAt(doc, slot.path, `yoto:#${localRefs[i]}`));
   for (const cover of covers) setAt(doc, cover.path, localCovers[coverUrls.indexOf(cover.url)]!);
 
-  const input = { ...doc, ...(ours ? { cardId: ours.card_id } : {}) } as CardInput;
+  const input = checkCard({ ...doc, ...(ours ? { cardId: ours.card_id } : {}) }, local.maxCardBytes);
   const saved = await local.cards.save(ctx.userId, input, undefined, async (trx, result) => {
     const cardId = (JSON.parse(String(result.card)) as { card: { cardId: string } }).card.cardId;
     const row = await findCard(trx, cardId);
