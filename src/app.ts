@@ -5,7 +5,7 @@ import type { Registry } from 'prom-client';
 import { createAccountService } from './accounts/service.js';
 import authPlugin from './auth/plugin.js';
 import { principalStandsCheck, type PrincipalStands } from './auth/principal-stands.js';
-import { sharedMediaUrlSecret } from './auth/media-url-secret.js';
+import { instanceSecret } from './auth/media-url-secret.js';
 import { createRevocations, NO_REVOCATIONS } from './auth/revocations.js';
 import { createVerifier } from './auth/verifier.js';
 import type { Config } from './config.js';
@@ -204,7 +204,7 @@ async function registerResources(
   { tagger, families, principalStands }: { tagger: Tagger; families: FamilyService; principalStands: PrincipalStands },
 ): Promise<void> {
   // One secret for every worker, restart and instance sharing the key (src/auth/media-url-secret.ts).
-  const mediaUrlSecret = config.mediaUrlSecret ?? (await sharedMediaUrlSecret(config.auth, config.dataDir));
+  const mediaUrlSecret = await instanceSecret(config.mediaUrlSecret, config.auth, config.dataDir);
   const signer = createMediaUrlSigner(config.mediaUrlTemplate, mediaUrlSecret);
   const media = createMedia(store, { ...config, mediaUrlSecret }, signer, app.log);
   app.addHook('preClose', () => media.close());

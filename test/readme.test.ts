@@ -93,7 +93,7 @@ describe(`README "Try it" on ${testDialect()}`, { timeout: 120_000 }, () => {
     const tokenLine = /`npx cardshelf (token [^`]+)`/.exec(README)?.[1];
     expect(tokenLine).toBeDefined();
     const listed = [...README.matchAll(/^\| `cardshelf (\w+)[^`]*` \|/gm)].map((m) => m[1]!);
-    expect(new Set(listed)).toEqual(new Set(['serve', 'migrate', 'token', 'seed', 'media', 'export', 'import', 'user', 'client']));
+    expect(new Set(listed)).toEqual(new Set(['serve', 'migrate', 'token', 'seed', 'media', 'export', 'import', 'user', 'client', 'link']));
     const sources = `node --import tsx ${JSON.stringify(path.join(ROOT, 'src/main.ts'))}`;
     const r = await bash(`${sources} ${tokenLine!}`, deployment.env);
     expect(r.code, r.stderr).toBe(0);

@@ -32,6 +32,15 @@ export async function sharedMediaUrlSecret(auth: AuthConfig, dataDir: string): P
   return loadOrCreateSecretFile(path.join(dataDir, MEDIA_URL_SECRET_FILE));
 }
 
+/**
+ * The instance's secret: `MEDIA_URL_SECRET` when set, else the shared one above. Everything of
+ * one deployment that signs or seals with it (the servers, the `cardshelf link` commands, which
+ * open the linked services' tokens the servers sealed) takes it from here.
+ */
+export async function instanceSecret(given: string | undefined, auth: AuthConfig, dataDir: string): Promise<string> {
+  return given ?? sharedMediaUrlSecret(auth, dataDir);
+}
+
 /** Like the signing key: written under a temporary name, linked into place only if absent. */
 async function loadOrCreateSecretFile(file: string): Promise<string> {
   try {

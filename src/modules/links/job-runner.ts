@@ -36,6 +36,8 @@ export interface JobRunnerOptions {
   /** How often to look for work nobody kicked (another instance's job, a lapsed lease). */
   idleMs: number;
   mediaTimeoutMs: number;
+  /** Claim this job only (the command line following the job it queued); absent: any job. */
+  only?: string;
 }
 
 const CLOSE_WAIT_MS = 5000;
@@ -64,7 +66,7 @@ export function startJobRunner(
     looking = true;
     try {
       while (!closed && running.size < opts.jobsPerInstance) {
-        const job = await repo.claimJob(db, store.dialect, now(), leaseUntil());
+        const job = await repo.claimJob(db, store.dialect, now(), leaseUntil(), opts.only);
         if (!job) break;
         const stop = new AbortController();
         claims.set(job.job_id, { attempts: job.attempts });

@@ -128,15 +128,17 @@ export async function trimJobs(db: Db, linkId: string, keep: number): Promise<vo
 /**
  * Claims a queued job, or a running one whose lease lapsed (its instance died), in one
  * statement; `attempts` is raised and is the claim's token (as transcodes.claimTranscode).
+ * With `only`, that job or none.
  */
-export async function claimJob(db: Db, dialect: StoreDialect, at: string, leaseUntil: string): Promise<LinkJobRow | undefined> {
+export async function claimJob(db: Db, dialect: StoreDialect, at: string, leaseUntil: string, only?: string): Promise<LinkJobRow | undefined> {
   const lock = dialect.skipLocked ? sql` for update skip locked` : sql``;
+  const which = only === undefined ? sql`` : sql` and c.job_id = ${only}`;
   const result = await sql<LinkJobRow>`
     update link_jobs
        set state = 'running', attempts = attempts + 1, lease_until = ${leaseUntil}, updated_at = ${at}
      where job_id = (
        select c.job_id from link_jobs c
-        where c.state = 'queued' or (c.state = 'running' and c.lease_until < ${at})
+        where (c.state = 'queued' or (c.state = 'running' and c.lease_until < ${at}))${which}
         order by c.created_at, c.job_id
         limit 1${lock})
     returning *`.execute(db);
