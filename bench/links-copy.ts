@@ -47,7 +47,7 @@ interface Server {
   config: Readonly<Config>;
   base: string;
   token(sub: string): Promise<string>;
-  call(method: string, url: string, token: string, body?: unknown, raw?: Buffer): Promise<{ status: number; body: any }>;
+  call<T>(method: string, url: string, token: string, body?: unknown): Promise<{ status: number; body: T }>;
 }
 
 async function freePort(): Promise<number> {
@@ -74,14 +74,14 @@ async function startServer(dir: string, name: string, env: Record<string, string
     async token(sub) {
       return mintToken(await loadOrCreateSigningKey(auth.keyFile), { sub, scope: SCOPE, expiresIn: '4h', issuer: auth.issuer, audience: auth.audience });
     },
-    async call(method, url, token, body, raw) {
+    async call<T>(method: string, url: string, token: string, body?: unknown) {
       const r = await app.inject({
         method: method as 'GET',
         url,
-        headers: { authorization: `Bearer ${token}`, ...(body !== undefined ? { 'content-type': 'application/json' } : {}), ...(raw ? { 'content-type': 'audio/mp4' } : {}) },
-        payload: raw ?? (body !== undefined ? JSON.stringify(body) : undefined),
+        headers: { authorization: `Bearer ${token}`, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
+        payload: body !== undefined ? JSON.stringify(body) : undefined,
       });
-      return { status: r.statusCode, body: r.body ? (JSON.parse(r.body) as unknown) : undefined };
+      return { status: r.statusCode, body: JSON.parse(r.body || 'null') as T };
     },
   };
 }
@@ -111,16 +111,19 @@ async function linkIn(home: Server, member: string, remote: Server, remoteMember
   return linkId;
 }
 
+interface JobAnswer {
+  job: { jobId: string; state: string; cards: { state: string; cardId: string }[]; bytes: number; files: { done: number } };
+}
+
 /** POSTs a pull or push and waits for its job: wall seconds, bytes and files of the job. */
-async function timeJob(home: Server, token: string, linkId: string, kind: 'pull' | 'push', body: unknown): Promise<{ seconds: number; bytes: number; files: number; cards: unknown[] }> {
+async function timeJob(home: Server, token: string, linkId: string, kind: 'pull' | 'push', body: unknown): Promise<{ seconds: number; bytes: number; files: number; cards: JobAnswer['job']['cards'] }> {
   const t0 = performance.now();
-  const started = await home.call('POST', `/user/links/${linkId}/${kind}`, token, body);
+  const started = await home.call<JobAnswer>('POST', `/user/links/${linkId}/${kind}`, token, body);
   if (started.status !== 202) throw new Error(`${kind}: ${JSON.stringify(started.body)}`);
   for (;;) {
-    const { body: answer } = await home.call('GET', `/user/links/${linkId}/jobs/${started.body.job.jobId as string}`, token);
-    const job = answer.job;
+    const { job } = (await home.call<JobAnswer>('GET', `/user/links/${linkId}/jobs/${started.body.job.jobId}`, token)).body;
     if (job.state === 'done' || job.state === 'failed') {
-      if (job.state === 'failed' || job.cards.some((c: { state: string }) => c.state !== 'copied')) throw new Error(`${kind}: ${JSON.stringify(job)}`);
+      if (job.state === 'failed' || job.cards.some((c) => c.state !== 'copied')) throw new Error(`${kind}: ${JSON.stringify(job)}`);
       return { seconds: (performance.now() - t0) / 1000, bytes: job.bytes, files: job.files.done, cards: job.cards };
     }
     await sleep(100);
@@ -145,20 +148,20 @@ try {
     ]);
     const bytes = await readFile(file);
     sourceBytes += bytes.length;
-    const asked = await remote.call('GET', '/media/transcode/audio/uploadUrl', remoteToken);
-    const url = new URL(asked.body.upload.uploadUrl as string);
+    const asked = await remote.call<{ upload: { uploadId: string; uploadUrl: string } }>('GET', '/media/transcode/audio/uploadUrl', remoteToken);
+    const url = new URL(asked.body.upload.uploadUrl);
     const put = await remote.app.inject({ method: 'PUT', url: `${url.pathname}${url.search}`, payload: bytes, headers: { 'content-type': 'audio/mp4' } });
     if (put.statusCode !== 200) throw new Error(put.body);
     let sha: string | undefined;
     while (!sha) {
-      const polled = await remote.call('GET', `/media/upload/${asked.body.upload.uploadId as string}/transcoded`, remoteToken);
-      sha = polled.body.transcode?.transcodedSha256 as string | undefined;
+      const polled = await remote.call<{ transcode: { transcodedSha256?: string } }>('GET', `/media/upload/${asked.body.upload.uploadId}/transcoded`, remoteToken);
+      sha = polled.body.transcode.transcodedSha256;
       if (!sha) await sleep(100);
     }
     chapterTracks.push({ key: String(i + 1).padStart(2, '0'), title: `Track ${i + 1}`, trackUrl: `yoto:#${sha}`, type: 'audio', format: 'aac' });
   }
-  const made = await remote.call('POST', '/content', remoteToken, { title: `A ${(tracks * seconds) / 60}-minute card`, content: { chapters: [{ key: '01', title: 'All', tracks: chapterTracks }] } });
-  const remoteCardId = made.body.card.cardId as string;
+  const made = await remote.call<{ card: { cardId: string } }>('POST', '/content', remoteToken, { title: `A ${(tracks * seconds) / 60}-minute card`, content: { chapters: [{ key: '01', title: 'All', tracks: chapterTracks }] } });
+  const remoteCardId = made.body.card.cardId;
 
   const results: Record<string, { pull: Awaited<ReturnType<typeof timeJob>>; push: Awaited<ReturnType<typeof timeJob>> }> = {};
   for (const copy of ['true', 'false']) {
@@ -168,7 +171,7 @@ try {
     const member = `bench-home-${copy}`;
     const token = await home.token(member);
     const pull = await timeJob(home, token, await linkIn(home, member, remote, 'bench-remote-member'), 'pull', { cardIds: [remoteCardId] });
-    const localCardId = (pull.cards[0] as { cardId: string }).cardId;
+    const localCardId = pull.cards[0]!.cardId;
     const push = await timeJob(home, token, await linkIn(home, member, target, 'bench-target-member'), 'push', { cardIds: [localCardId] });
     results[copy === 'true' ? 'copied' : 'encoded'] = { pull, push };
     console.log(`${copy === 'true' ? 'copied ' : 'encoded'}: pull ${pull.seconds.toFixed(2)} s ${pull.bytes} bytes; push ${push.seconds.toFixed(2)} s ${push.bytes} bytes`);
