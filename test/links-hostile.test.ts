@@ -310,6 +310,8 @@ describe(`linked services, a hostile or failing remote, on ${testDialect()}`, { 
       expect(text).not.toContain(access);
       expect(text).not.toContain(refresh);
       expect((await here.call('DELETE', `/user/links/${linkId}`, { token })).status).toBe(200);
+      // The revocation follows the unlink (the member does not wait for the remote).
+      await expect.poll(() => fake.seen('POST /oauth/revoke').length, { timeout: 10_000 }).toBe(1);
       expect(fake.seen('POST /oauth/revoke').map((r) => r.form)).toEqual([expect.objectContaining({ token: refresh, token_type_hint: 'refresh_token' })]);
       expect(await store.db.selectFrom('links').selectAll().where('link_id', '=', linkId).execute()).toEqual([]);
       expect((await readLink(here, linkId)).status).toBe(404);

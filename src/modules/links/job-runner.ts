@@ -9,6 +9,7 @@ import { goneAtRemote, pullCard, remoteCardIds } from './pull.js';
 import { pushCard } from './push.js';
 import { createRemoteApi } from './remote-api.js';
 import type { RemotePolicy } from './remote-http.js';
+import { backgroundFailureLog } from './background-failures.js';
 import * as repo from './repository.js';
 import type { JobCard } from './schemas.js';
 import { publishJobProgress, SignInLost, type LinkService } from './service.js';
@@ -58,6 +59,7 @@ export function startJobRunner(
   const claims = new Map<string, { attempts: number }>();
   let closed = false;
   let looking = false;
+  const failed = backgroundFailureLog(log, 'link jobs');
 
   const leaseUntil = (): string => new Date(Date.now() + opts.leaseSeconds * 1000).toISOString();
 
@@ -71,7 +73,7 @@ export function startJobRunner(
         const stop = new AbortController();
         claims.set(job.job_id, { attempts: job.attempts });
         const done = run(job, stop.signal)
-          .catch((err: unknown) => log.error({ err, jobId: job.job_id }, 'a link job failed'))
+          .catch((err: unknown) => failed(err, { jobId: job.job_id }))
           .finally(() => {
             running.delete(job.job_id);
             claims.delete(job.job_id);
@@ -80,7 +82,7 @@ export function startJobRunner(
         running.set(job.job_id, { stop, done });
       }
     } catch (err) {
-      log.error({ err }, 'claiming link jobs failed');
+      failed(err);
     } finally {
       looking = false;
     }

@@ -29,3 +29,5 @@ export const SLOW_DOWN_SECONDS = 5;
 export const DEFAULT_POLL_SECONDS = 5;
 /** Refresh the access token this long before it expires. */
 export const REFRESH_MARGIN_MS = 60_000;
+/** How long a revocation at the remote may take (it runs after the link is forgotten here). */
+export const REVOKE_TIMEOUT_MS = 10_000;

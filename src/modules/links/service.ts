@@ -10,7 +10,7 @@ import { findCard } from '../cards/queries.js';
 import { refreshTokens, revokeToken, RefreshRefused, startDeviceFlow, type RemoteTokens, type SignInTarget } from './device-sign-in.js';
 import { RemoteError, type RemotePolicy } from './remote-http.js';
 import * as repo from './repository.js';
-import { MAX_JOBS_KEPT_PER_LINK, MAX_LINKS_PER_USER, REFRESH_MARGIN_MS } from './rules.js';
+import { MAX_JOBS_KEPT_PER_LINK, MAX_LINKS_PER_USER, REFRESH_MARGIN_MS, REVOKE_TIMEOUT_MS } from './rules.js';
 import type { CreateLinkBody, Job, JobCard, Link, PullBody, PushBody } from './schemas.js';
 import type { SecretBox } from './secret-box.js';
 
@@ -174,6 +174,18 @@ export function createLinkService(store: Store, deps: LinkDeps): LinkService {
   /** One refresh at a time per link in this process: two jobs share its result. */
   const refreshing = new Map<string, Promise<string>>();
 
+  /**
+   * Revokes a refresh token at the remote after the link forgot it (RFC 7009), without keeping
+   * the member waiting: forgetting it here is what the member asked for, and a remote that is
+   * slow or does not answer cannot stop or delay that. Bounded by its own short time limit.
+   */
+  function revokeLater(link: LinkRow, refreshToken: string): void {
+    const policy = { ...policyFor(link), timeoutMs: Math.min(policyFor(link).timeoutMs, REVOKE_TIMEOUT_MS) };
+    revokeToken(policy, targetOf(link), refreshToken).catch((err: unknown) =>
+      log.warn({ linkId: link.link_id, err: err instanceof Error ? err.message : String(err) }, 'the remote did not revoke the link'),
+    );
+  }
+
   async function own(userId: string, linkId: string): Promise<LinkRow> {
     const row = await repo.findLink(db, linkId);
     if (!row || row.user_id !== userId) throw notFound(`link ${linkId}`);
@@ -291,7 +303,7 @@ export function createLinkService(store: Store, deps: LinkDeps): LinkService {
         await publishLinkChanged(trx, store, row);
       });
       // The sign-in it replaces ends at the remote too (as far as it answers).
-      if (old) await revokeToken(policyFor(link), targetOf(link), old).catch(() => undefined);
+      if (old) revokeLater(link, old);
       return linkView(row);
     },
 
@@ -306,15 +318,10 @@ export function createLinkService(store: Store, deps: LinkDeps): LinkService {
     async remove(userId, linkId) {
       const link = await own(userId, linkId);
       const refreshToken = link.refresh_token_sealed ? box.open(link.refresh_token_sealed, linkId) : undefined;
-      if (refreshToken) {
-        // Forgetting it here is what the member asked for; the remote's answer cannot stop that.
-        await revokeToken(policyFor(link), targetOf(link), refreshToken).catch((err: unknown) =>
-          log.warn({ linkId, err: err instanceof Error ? err.message : String(err) }, 'the remote did not revoke the link'),
-        );
-      }
       await db.transaction().execute(async (trx) => {
         if (await repo.deleteLink(trx, linkId)) await publishLinkChanged(trx, store, { ...link, state: 'failed' });
       });
+      if (refreshToken) revokeLater(link, refreshToken);
     },
 
     startJob,

@@ -4,6 +4,7 @@ import { now } from '../../shared/clock.js';
 import type { Log } from '../../shared/log.js';
 import { pollDeviceFlow, type PollOutcome } from './device-sign-in.js';
 import type { RemotePolicy } from './remote-http.js';
+import { backgroundFailureLog } from './background-failures.js';
 import * as repo from './repository.js';
 import { SLOW_DOWN_SECONDS } from './rules.js';
 import type { SecretBox } from './secret-box.js';
@@ -29,6 +30,7 @@ export function startSignInPoller(store: Store, deps: { box: SecretBox; policyFo
   const { db } = store;
   const { box, policyFor, log } = deps;
   let running: Promise<void> | undefined;
+  const failed = backgroundFailureLog(log, 'link sign-in polls');
 
   const later = (seconds: number): string => new Date(Date.now() + seconds * 1000).toISOString();
 
@@ -98,7 +100,7 @@ export function startSignInPoller(store: Store, deps: { box: SecretBox; policyFo
     running = (async () => {
       const due = await repo.duePolls(db, now(), POLLS_A_TICK);
       await Promise.all(
-        due.map((link) => pollOne(link).catch((err: unknown) => log.error({ err, linkId: link.link_id }, 'a link sign-in poll failed'))),
+        due.map((link) => pollOne(link).catch((err: unknown) => failed(err, { linkId: link.link_id }))),
       );
     })().finally(() => {
       running = undefined;
@@ -107,7 +109,7 @@ export function startSignInPoller(store: Store, deps: { box: SecretBox; policyFo
   }
 
   const timer = setInterval(() => {
-    pollDue().catch((err: unknown) => log.error({ err }, 'polling link sign-ins failed'));
+    pollDue().catch((err: unknown) => failed(err));
   }, deps.tickMs ?? TICK_MS);
   timer.unref();
   return {
