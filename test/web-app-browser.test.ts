@@ -1,6 +1,6 @@
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -12,6 +12,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { WEB_APP_DIR } from '../src/http/web-app.js';
 import { createDeployment, type Deployment } from './support/deployment.js';
 import { ffmpeg } from './support/media.js';
+import { expectBuildCurrent } from './support/pages-browser.js';
 import { runCli, startServer, type ServerProcess } from './support/processes.js';
 import { testDialect } from './support/test-database.js';
 
@@ -36,15 +37,6 @@ const EXPECTED_ERROR_ANSWERS: [number, RegExp][] = [
   [412, /^\/content$/],
   [400, /^\/card\/family\/library$/],
 ];
-
-/** dist/app must be newer than every file of web/: else the suite would test yesterday's app. */
-async function expectBuildCurrent(): Promise<void> {
-  const web = path.resolve(import.meta.dirname, '..', 'web');
-  const built = await stat(path.join(WEB_APP_DIR, 'index.html')).catch(() => undefined);
-  const sources = (await readdir(web, { recursive: true, withFileTypes: true })).filter((e) => e.isFile());
-  const newest = Math.max(...(await Promise.all(sources.map(async (e) => (await stat(path.join(e.parentPath, e.name))).mtimeMs))));
-  if (!built || built.mtimeMs < newest) throw new Error('dist/app is missing or older than web/: run `npm run build:web` (npm ci does)');
-}
 
 async function freePort(): Promise<number> {
   const server = createServer();

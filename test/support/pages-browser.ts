@@ -1,14 +1,26 @@
 import { existsSync } from 'node:fs';
+import { readdir, stat } from 'node:fs/promises';
 import { createServer } from 'node:net';
+import path from 'node:path';
 import { AxeBuilder } from '@axe-core/playwright';
 import type { Page } from 'playwright-core';
 import { expect } from 'vitest';
+import { WEB_APP_DIR } from '../../src/http/web-app.js';
 
 /** What the sign-in pages' browser tests share (test/sign-in-browser.test.ts, test/passkeys-browser.test.ts). */
 
 /** Debian's `chromium`; the tests are skipped without it, except on CI (CI=true), as test/docs-browser.test.ts. */
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 export const haveBrowser = existsSync(CHROMIUM) || process.env.CI === 'true';
+
+/** dist/app must be newer than every file of web/: else a suite would test yesterday's app. */
+export async function expectBuildCurrent(): Promise<void> {
+  const web = path.resolve(import.meta.dirname, '..', '..', 'web');
+  const built = await stat(path.join(WEB_APP_DIR, 'index.html')).catch(() => undefined);
+  const sources = (await readdir(web, { recursive: true, withFileTypes: true })).filter((e) => e.isFile());
+  const newest = Math.max(...(await Promise.all(sources.map(async (e) => (await stat(path.join(e.parentPath, e.name))).mtimeMs))));
+  if (!built || built.mtimeMs < newest) throw new Error('dist/app is missing or older than web/: run `npm run build:web` (npm ci does)');
+}
 
 /** A free loopback port: the public base URL (the issuer) must name the port the server takes. */
 export async function freePort(): Promise<number> {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { components } from '../../web/src/api-types.js';
-import { obey, queueOf, startIndex, type PlayerState } from '../../web/src/player-queue.js';
+import { afterTrack, obey, queueOf, startIndex, type PlayerState } from '../../web/src/player-queue.js';
 
 /** A card as a `playable=true` read answers it: signed URLs, but for one media reference not readable. */
 const card = {
@@ -44,5 +44,12 @@ describe('the browser player: its queue and commands', () => {
     expect(obey(playing, { command: 'volumeUp' }, 2).volume).toBe(56);
     expect(obey({ ...playing, volume: 3 }, { command: 'volumeDown' }, 2).volume).toBe(0);
     expect(obey(playing, { command: 'dance' }, 2)).toBe(playing);
+  });
+
+  it.each([
+    ['the first of two ends: the second plays', { ...playing, index: 0 }, { ...playing, index: 1 }],
+    ['the last ends: stopped at the start', { ...playing, index: 1 }, { ...playing, index: 0, playing: false, stopped: true }],
+  ])('at the end of a track, %s', (_, before, after) => {
+    expect(afterTrack(before, 2)).toEqual(after);
   });
 });

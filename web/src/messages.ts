@@ -22,6 +22,7 @@ export const messages = {
     edit: 'Edit',
     close: 'Close',
     error: (why: string) => `Something went wrong: ${why}`,
+    noConnection: 'no connection to Cardshelf.',
     moveUp: (name: string) => `Move ${name} up`,
     moveDown: (name: string) => `Move ${name} down`,
     remove: (name: string) => `Remove ${name}`,
@@ -81,6 +82,9 @@ export const messages = {
     reload: 'Load their version',
     overwrite: 'Overwrite with mine',
     play: 'Play this card',
+    saveFailed: (why: string) => `Could not save: ${why}`,
+    keptTryAgain: 'Your changes are kept here; try again.',
+    retrySave: 'Retry',
     untitled: 'Untitled card',
     renamePattern: 'Rename as ({n} is the number)',
     renamePatternDefault: 'Chapter {n}',
@@ -95,7 +99,7 @@ export const messages = {
   },
   player: {
     title: (title: string) => `Playing “${title}”`,
-    chapters: 'Chapters',
+    tracks: 'Tracks',
     play: 'Play',
     pause: 'Pause',
     prevTrack: 'Previous track',
@@ -104,8 +108,9 @@ export const messages = {
     nextChapter: 'Next chapter',
     seek: 'Position',
     nothing: 'This card has no playable audio yet.',
-    now: (chapter: string, track: string) => `${chapter}: ${track}`,
-    chapterButton: (n: number, title: string) => `${n}. ${title}`,
+    // A chapter of one track often has the track's own title: said once then.
+    now: (chapter: string, track: string) => (track && track !== chapter ? `${chapter}: ${track}` : chapter),
+    numbered: (n: number, title: string) => `${n}. ${title}`,
   },
   library: {
     title: 'Family library',

@@ -4,8 +4,8 @@ type Card = components['schemas']['Card'];
 
 /**
  * What a browser player plays and how it obeys a command (docs/api.md, "Players (devices)"):
- * pure, so test/unit covers it without a browser; pages/player-device.tsx runs it, and the
- * card's own player (pages/player.tsx) plays the same queue.
+ * pure, so test/unit covers it without a browser; queue-playback.ts plays it, for the browser
+ * player (pages/player-device.tsx) and the card's own player (pages/player.tsx) alike.
  */
 
 /** One track of a card, in play order, with the keys a status report names. */
@@ -64,6 +64,11 @@ export interface PlayerState {
   /** 0 to 100, as the status reports it. */
   volume: number;
   stopped: boolean;
+}
+
+/** The state when a track ends: the next track, or, after the card's last, stopped at its start. */
+export function afterTrack(state: PlayerState, queueLength: number): PlayerState {
+  return state.index >= queueLength - 1 ? { ...state, playing: false, stopped: true, index: 0 } : { ...state, index: state.index + 1 };
 }
 
 /** A volume step of volumeUp/volumeDown: the public service's 16 steps over 0-100. */

@@ -60,7 +60,7 @@ function put(url: string, file: File, onProgress: (percent: number) => void): Pr
       }
       reject(new Error(refusal(xhr.status, message)));
     };
-    xhr.onerror = () => reject(new Error('the connection failed'));
+    xhr.onerror = () => reject(new Error(messages.common.noConnection));
     xhr.send(file);
   });
 }

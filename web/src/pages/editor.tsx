@@ -1,6 +1,6 @@
 import { batch, useSignal } from '@preact/signals';
 import { useEffect, useLayoutEffect, useRef } from 'preact/hooks';
-import { api, authorizedRequest, coverOf, errorMessage, type Card, type CardDraft, type Chapter, type Track } from '../api.js';
+import { api, authorizedRequest, coverOf, errorMessage, mayRetry, type Card, type CardDraft, type Chapter, type Track } from '../api.js';
 import { formatDuration, formatSize, naturalOrder } from '../format.js';
 import { messages } from '../messages.js';
 import { navigate } from '../router.js';
@@ -115,9 +115,12 @@ export function EditorPage({ cardId }: { cardId: string | undefined }) {
   const targets = useRef(new Map<number, string | undefined>()).current;
   const icons = useSignal<Icon[]>([]);
   const error = useSignal<string | undefined>(undefined);
+  /** Why the last save failed, said beside Save; `retry` when trying again may succeed. */
+  const saveFailure = useSignal<{ message: string; retry: boolean } | undefined>(undefined);
   const status = useSignal('');
   const conflict = useSignal(false);
   const dialog = useRef<HTMLDialogElement>(null);
+  const saveButton = useRef<HTMLButtonElement>(null);
 
   const show = (read: Card, tag: string | null) => {
     batch(() => {
@@ -218,7 +221,8 @@ export function EditorPage({ cardId }: { cardId: string | undefined }) {
     };
   };
   const save = async (overwrite = false) => {
-    error.value = undefined;
+    saveFailure.value = undefined;
+    status.value = '';
     const sent = body();
     const headers = sent.cardId && etag.value && !overwrite ? { 'if-match': etag.value } : {};
     const { data, error: e, response } = await api.POST('/content', { body: sent as never, params: { header: headers } });
@@ -227,7 +231,8 @@ export function EditorPage({ cardId }: { cardId: string | undefined }) {
       return;
     }
     conflict.value = false;
-    if (!data) return void (error.value = errorMessage(e, response));
+    // The edits stay as they are on the page: a retry sends them again.
+    if (!data) return void (saveFailure.value = { message: errorMessage(e, response), retry: mayRetry(response) });
     const saved = (data as { card: Card }).card;
     if (!sent.cardId) return navigate(`/cards/${encodeURIComponent(saved.cardId)}`, true);
     // The answer's tag is the new version's: the next save is made on it.
@@ -400,11 +405,24 @@ export function EditorPage({ cardId }: { cardId: string | undefined }) {
           </ol>
         </fieldset>
         <div class="toolbar">
-          <button type="submit" class="primary">
+          <button type="submit" class="primary" ref={saveButton}>
             {messages.common.save}
           </button>
           {card.value.cardId && <Link to={`/play/${encodeURIComponent(card.value.cardId)}`}>{t.play}</Link>}
         </div>
+        {saveFailure.value && (
+          <div class="toolbar">
+            <p role="alert" class="error">
+              {t.saveFailed(saveFailure.value.message)} {saveFailure.value.retry ? t.keptTryAgain : ''}
+            </p>
+            {saveFailure.value.retry && (
+              // The button goes with the failure: the focus goes back to Save, whatever the answer.
+              <button type="button" onClick={() => void save().then(() => saveButton.current?.focus())}>
+                {t.retrySave}
+              </button>
+            )}
+          </div>
+        )}
       </form>
       {card.value.cardId && <SendTo cardId={card.value.cardId} />}
 

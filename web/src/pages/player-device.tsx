@@ -6,6 +6,7 @@ import { messages } from '../messages.js';
 import { obey, queueOf, startIndex, type PlayerCommand, type PlayerState } from '../player-queue.js';
 import { loadCredential, storeCredential, type PlayerCredential } from '../player-credential.js';
 import { followAsPlayer, playerApi } from '../player-stream.js';
+import { useQueuePlayback } from '../queue-playback.js';
 import { ErrorText, Page, Status } from '../ui.js';
 
 const t = messages.players;
@@ -64,7 +65,6 @@ function DevicePlayer({ credential, onForget }: { credential: PlayerCredential; 
   const card = useSignal<Card | undefined>(undefined);
   const state = useSignal<PlayerState>({ index: 0, playing: false, volume: 100, stopped: true });
   const connected = useSignal(false);
-  const needsTap = useSignal(false);
   const revoked = useSignal(false);
   const error = useSignal<string | undefined>(undefined);
   const audio = useRef<HTMLAudioElement>(null);
@@ -132,20 +132,8 @@ function DevicePlayer({ credential, onForget }: { credential: PlayerCredential; 
     };
   }, []);
 
-  // The audio element follows the state: its track, volume, playing or not; each change is reported.
-  useEffect(() => {
-    const el = audio.current;
-    if (!el) return;
-    el.volume = state.value.volume / 100;
-    if (state.value.playing && !state.value.stopped) {
-      el.play().then(
-        () => (needsTap.value = false),
-        // A browser that wants a gesture first (a real tablet): one tap on Start.
-        (err: Error) => (needsTap.value = err.name === 'NotAllowedError'),
-      );
-    } else el.pause();
-    report();
-  }, [track?.url, state.value.playing, state.value.stopped, state.value.volume]);
+  // The audio element follows the state (its track, volume, playing or not); each change is reported.
+  const playback = useQueuePlayback(audio, state, track && !state.value.stopped ? track.url : undefined, queue.length, report);
 
   const title = card.value && track && !state.value.stopped ? card.value.title : credential.name;
   const cover = card.value ? coverOf(card.value) : undefined;
@@ -153,10 +141,10 @@ function DevicePlayer({ credential, onForget }: { credential: PlayerCredential; 
     <Page title={title}>
       <Status>{revoked.value ? t.revoked : connected.value ? t.connected : t.reconnecting}</Status>
       <ErrorText message={error.value} />
-      {needsTap.value && (
+      {playback.needsTap.value && (
         <p>
           {t.startHint}{' '}
-          <button type="button" class="primary" onClick={() => void audio.current?.play().then(() => (needsTap.value = false))}>
+          <button type="button" class="primary" onClick={playback.start}>
             {t.start}
           </button>
         </p>
@@ -182,10 +170,7 @@ function DevicePlayer({ credential, onForget }: { credential: PlayerCredential; 
           startAt.current = 0;
           report();
         }}
-        onEnded={() => {
-          const last = state.value.index >= queue.length - 1;
-          state.value = last ? { ...state.value, playing: false, stopped: true, index: 0 } : { ...state.value, index: state.value.index + 1 };
-        }}
+        {...playback.handlers}
       />
       <div class="toolbar">
         <button type="button" onClick={() => void document.documentElement.requestFullscreen?.().catch(() => undefined)}>

@@ -1,9 +1,10 @@
 import { useSignal } from '@preact/signals';
 import { useEffect, useRef } from 'preact/hooks';
-import { api, errorMessage, type Card } from '../api.js';
+import { api, coverOf, errorMessage, type Card } from '../api.js';
 import { formatDuration } from '../format.js';
 import { messages } from '../messages.js';
-import { queueOf, signedUrl } from '../player-queue.js';
+import { queueOf, signedUrl, type PlayerState, type QueuedTrack } from '../player-queue.js';
+import { useQueuePlayback } from '../queue-playback.js';
 import { ErrorText, Page, Status } from '../ui.js';
 
 const t = messages.player;
@@ -18,8 +19,8 @@ interface Position {
 export function PlayerPage({ cardId }: { cardId: string }) {
   const card = useSignal<Card | undefined>(undefined);
   const error = useSignal<string | undefined>(undefined);
-  const current = useSignal(0);
-  const playing = useSignal(false);
+  // The card page has no volume of its own (the device's is the one): 100 is the element's full volume.
+  const state = useSignal<PlayerState>({ index: 0, playing: false, volume: 100, stopped: false });
   const time = useSignal(0);
   const duration = useSignal(0);
   const audio = useRef<HTMLAudioElement>(null);
@@ -30,7 +31,7 @@ export function PlayerPage({ cardId }: { cardId: string }) {
       if (!data) return void (error.value = errorMessage(e, response));
       const saved = JSON.parse(localStorage.getItem(positionKey(cardId)) ?? 'null') as Position | null;
       if (saved) {
-        current.value = saved.track;
+        state.value = { ...state.value, index: saved.track };
         resumeAt.current = saved.time;
       }
       card.value = data.card;
@@ -38,21 +39,33 @@ export function PlayerPage({ cardId }: { cardId: string }) {
   }, [cardId]);
 
   const tracks = card.value ? queueOf(card.value) : [];
-  const track = tracks[current.value];
+  const current = state.value.index;
+  const track = tracks[current];
+  const playback = useQueuePlayback(audio, state, track?.url, tracks.length);
+  const playing = state.value.playing && !playback.needsTap.value;
   const go = (index: number) => {
     if (index < 0 || index >= tracks.length) return;
     resumeAt.current = 0;
-    current.value = index;
-    const el = audio.current;
-    if (el && playing.value) queueMicrotask(() => void el.play());
+    state.value = { ...state.value, index, stopped: false };
   };
   const chapterStart = (chapter: number) => tracks.findIndex((tr) => tr.chapter === chapter);
-  const save = () => localStorage.setItem(positionKey(cardId), JSON.stringify({ track: current.value, time: audio.current?.currentTime ?? 0 } satisfies Position));
+  const save = () => localStorage.setItem(positionKey(cardId), JSON.stringify({ track: state.value.index, time: audio.current?.currentTime ?? 0 } satisfies Position));
 
   if (!card.value) return <Page title={messages.common.loading}><ErrorText message={error.value} /></Page>;
   const chapters = card.value.content?.chapters ?? [];
+  const cover = coverOf(card.value);
+  /** A track of the list: its button, marked while it is the one playing (or paused). */
+  const trackButton = (tr: QueuedTrack, label: string) => {
+    const i = tracks.indexOf(tr);
+    return (
+      <button type="button" aria-current={i === current ? 'true' : undefined} onClick={() => go(i)}>
+        {tr.icon ? <img src={tr.icon} alt="" width={16} height={16} class="pixel-icon" /> : null} {label}
+      </button>
+    );
+  };
   return (
     <Page title={t.title(card.value.title)}>
+      {cover && <img src={cover} alt={messages.cards.cover(card.value.title)} class="now-cover" />}
       {!track ? (
         <p>{t.nothing}</p>
       ) : (
@@ -67,29 +80,34 @@ export function PlayerPage({ cardId }: { cardId: string }) {
             onLoadedMetadata={(e) => {
               duration.value = e.currentTarget.duration;
               if (resumeAt.current) e.currentTarget.currentTime = resumeAt.current;
+              resumeAt.current = 0;
             }}
             onTimeUpdate={(e) => {
               time.value = e.currentTarget.currentTime;
               save();
             }}
-            onPlay={() => (playing.value = true)}
+            onPlay={playback.handlers.onPlay}
             onPause={() => {
-              playing.value = false;
+              playback.handlers.onPause();
               save();
             }}
-            onEnded={() => go(current.value + 1)}
+            onEnded={playback.handlers.onEnded}
           />
           <div class="player-controls" role="group" aria-label={t.title(card.value.title)}>
             <button type="button" onClick={() => go(chapterStart(track.chapter - 1))} disabled={track.chapter === 0}>
               {t.prevChapter}
             </button>
-            <button type="button" onClick={() => go(current.value - 1)} disabled={current.value === 0}>
+            <button type="button" onClick={() => go(current - 1)} disabled={current === 0}>
               {t.prevTrack}
             </button>
-            <button type="button" class="primary" onClick={() => (playing.value ? audio.current?.pause() : void audio.current?.play())}>
-              {playing.value ? t.pause : t.play}
+            <button
+              type="button"
+              class="primary"
+              onClick={() => (playback.needsTap.value ? playback.start() : (state.value = { ...state.value, playing: !playing, stopped: false }))}
+            >
+              {playing ? t.pause : t.play}
             </button>
-            <button type="button" onClick={() => go(current.value + 1)} disabled={current.value >= tracks.length - 1}>
+            <button type="button" onClick={() => go(current + 1)} disabled={current >= tracks.length - 1}>
               {t.nextTrack}
             </button>
             <button type="button" onClick={() => go(chapterStart(track.chapter + 1))} disabled={chapterStart(track.chapter + 1) < 0}>
@@ -116,15 +134,31 @@ export function PlayerPage({ cardId }: { cardId: string }) {
           </div>
         </>
       )}
-      <h2>{t.chapters}</h2>
+      <h2>{t.tracks}</h2>
+      {/* A chapter of one track is that track's button; a chapter of several lists them under its title. */}
       <ol class="chapter-list">
         {chapters.map((c, i) => {
+          const its = tracks.filter((tr) => tr.chapter === i);
           const icon = signedUrl(c.display?.icon16x16);
+          const name = t.numbered(i + 1, c.title ?? '');
           return (
             <li key={c.key}>
-              <button type="button" aria-current={track?.chapter === i ? 'true' : undefined} disabled={chapterStart(i) < 0} onClick={() => go(chapterStart(i))}>
-                {icon ? <img src={icon} alt="" width={16} height={16} /> : null} {t.chapterButton(i + 1, c.title ?? '')}
-              </button>
+              {its.length === 1 ? (
+                trackButton(its[0]!, name)
+              ) : (
+                <>
+                  <span class="chapter-name">
+                    {icon ? <img src={icon} alt="" width={16} height={16} class="pixel-icon" /> : null} {name}
+                  </span>
+                  {its.length > 0 && (
+                    <ol class="track-list">
+                      {its.map((tr, j) => (
+                        <li key={tr.trackKey}>{trackButton(tr, t.numbered(j + 1, tr.title))}</li>
+                      ))}
+                    </ol>
+                  )}
+                </>
+              )}
             </li>
           );
         })}
