@@ -252,7 +252,10 @@ export function createEventHub(
             const first = open[0];
             if (!first || closing) return;
             if (!(await opts.principalStands(first.principal))) {
-              for (const stream of open) end(stream, 'no longer allowed to read these events');
+              // What the log says of it (account.disabled, player.removed) goes out first, so a
+              // stream ends with its event whether the log or this check saw the change first.
+              await readLogOnce();
+              for (const stream of open) if (!stream.closed) end(stream, 'no longer allowed to read these events');
             }
           }),
         ),
@@ -272,6 +275,21 @@ export function createEventHub(
    * is at most MAX_FANOUT_SHARE of the time; what comes meanwhile goes out together in the next
    * read. With a few streams a family this wait is well under a millisecond.
    */
+  /** Dispatches the events past `lastRead` only: two reads racing never send one event twice. */
+  function dispatchNew(events: readonly LoggedEvent[]): void {
+    for (const event of events) {
+      if (event.id <= lastRead) continue;
+      lastRead = event.id;
+      dispatch(event);
+    }
+  }
+
+  /** One read of the log now, beside the wakes (the heartbeat's check, before it ends streams). */
+  async function readLogOnce(): Promise<void> {
+    dispatchNew(await repo.eventsAfter(db, lastRead, BATCH));
+    flush();
+  }
+
   async function wake(): Promise<void> {
     if (streams.size === 0 || closing) return;
     if (reading || cooling) {
@@ -285,11 +303,9 @@ export function createEventHub(
       for (;;) {
         const events = await repo.eventsAfter(db, lastRead, BATCH);
         const started = performance.now();
-        for (const event of events) dispatch(event);
+        dispatchNew(events);
         flush();
         writing += performance.now() - started;
-        const last = events.at(-1);
-        if (last) lastRead = Math.max(lastRead, last.id);
         if (events.length < BATCH) break;
       }
     } catch (err) {
