@@ -2,6 +2,7 @@ import { Readable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileTypeFromBuffer } from 'file-type';
 import { findCard } from '../cards/queries.js';
+import { SHA256_HEX } from '../../media-store/media-store.js';
 import { now } from '../../shared/clock.js';
 import { AppError } from '../../shared/errors.js';
 import { coverSlots, fingerprint, mediaSlots, portable, setAt, type MediaSlot } from './card-media.js';
@@ -99,7 +100,7 @@ function ownCoverHash(local: LocalSide, url: string): string | undefined {
   const prefix = `${local.publicBaseUrl}/media/public/`;
   if (!url.startsWith(prefix)) return undefined;
   const hash = url.slice(prefix.length);
-  return /^[0-9a-f]{64}$/.test(hash) ? hash : undefined;
+  return SHA256_HEX.test(hash) ? hash : undefined;
 }
 
 async function storedBytes(local: LocalSide, hash: string, what: string): Promise<Buffer> {
