@@ -2,6 +2,7 @@ import { signal, type Signal } from '@preact/signals';
 import { createContext } from 'preact';
 import { useContext } from 'preact/hooks';
 import { coverOf, type Card, type CardDraft, type Chapter, type Track } from '../../api.js';
+import { titleFromFileName } from '../../file-titles.js';
 import type { Transcoded, Upload } from '../../uploads.js';
 import type { Listed } from '../../reorder.js';
 
@@ -141,7 +142,7 @@ export function cardToSave(state: EditorState, untitled: string): CardDraft {
 
 /** A track made from an uploaded file once its transcode is done. */
 export function trackFor(state: EditorState, file: File, done: Transcoded): EditTrack {
-  const title = file.name.replace(/\.[^.]+$/, '');
+  const title = titleFromFileName(file.name);
   return {
     uid: state.nextUid(),
     title,

@@ -1,3 +1,4 @@
+import { titleFromFileName } from '../../file-titles.js';
 import { naturalOrder } from '../../format.js';
 import { messages } from '../../messages.js';
 import { newUpload, start, type Upload } from '../../uploads.js';
@@ -50,7 +51,7 @@ function addFiles(state: EditorState, files: File[]): void {
   // One chapter of many tracks: a chapter made now, filled in the files' order as they finish.
   const target = state.layout.value === 'oneChapter' ? state.nextUid() : undefined;
   for (const row of rows) state.targets.set(row.id, target);
-  if (target) setChapters(state, [...state.chapters.value, { uid: target, title: sorted[0]?.name.replace(/\.[^.]+$/, '') ?? '', icon: null, tracks: [], stored: {} }]);
+  if (target) setChapters(state, [...state.chapters.value, { uid: target, title: sorted[0] ? titleFromFileName(sorted[0].name) : '', icon: null, tracks: [], stored: {} }]);
   void Promise.all(rows.map((row) => start(row))).then(() => placeDone(state, rows, target));
 }
 
