@@ -5,7 +5,8 @@ import { messages } from '../../messages.js';
 import { moveBy, moveTo, moveTrack, trackStep, type TrackAt } from '../../reorder.js';
 import { CHAPTER_DRAG, TRACK_DRAG, trackFrom } from './drag.js';
 import { IconPicker } from './icon-picker.js';
-import { setChapters, updateChapter, useEditor, type EditChapter, type EditorState, type EditTrack } from './state.js';
+import { removeChapters, removeTrack } from './removal.js';
+import { SAVE_FAILURE_ID, setChapters, updateChapter, useEditor, type EditChapter, type EditorState, type EditTrack } from './state.js';
 
 const t = messages.editor;
 
@@ -57,7 +58,6 @@ export function ChapterRow({ chapter, index }: { chapter: EditChapter; index: nu
     const next = chapters[index + 1];
     if (next) setChapters(state, [...chapters.slice(0, index), { ...chapter, tracks: [...chapter.tracks, ...next.tracks] }, ...chapters.slice(index + 2)]);
   };
-  const remove = (): void => setChapters(state, state.chapters.value.filter((_, j) => j !== index));
   const duration = chapter.tracks.reduce((s, tr) => s + (tr.stored.duration ?? 0), 0);
   return (
     // Dragging is the mouse's way to reorder; the move buttons and Alt+Arrow keys are the keyboard's.
@@ -89,7 +89,11 @@ export function ChapterRow({ chapter, index }: { chapter: EditChapter; index: nu
         <label for={`title-${chapter.uid}`} class="visually-hidden">
           {t.chapterTitle(n)}
         </label>
-        <input id={`title-${chapter.uid}`} value={chapter.title} onInput={(e) => updateChapter(state, index, { title: e.currentTarget.value })} onKeyDown={(e) => altArrow(e, move)} />
+        <input
+          id={`title-${chapter.uid}`}
+          aria-invalid={state.refused.value === `content/chapters/${index}/title` || undefined}
+          aria-describedby={state.refused.value === `content/chapters/${index}/title` ? SAVE_FAILURE_ID : undefined}
+          value={chapter.title} onInput={(e) => updateChapter(state, index, { title: e.currentTarget.value })} onKeyDown={(e) => altArrow(e, move)} />
         <span class="meta">{formatDuration(duration)}</span>
         <IconPicker label={t.icon(name)} value={chapter.icon ?? undefined} suggestFor={chapter.title} onChange={(icon) => updateChapter(state, index, { icon: icon ?? null })} />
         <span class="actions">
@@ -109,7 +113,7 @@ export function ChapterRow({ chapter, index }: { chapter: EditChapter; index: nu
               {t.mergeShort}
             </button>
           )}
-          <button type="button" onClick={remove} aria-label={messages.common.remove(name)}>
+          <button type="button" onClick={() => removeChapters(state, [index])} aria-label={messages.common.remove(name)}>
             ✕
           </button>
         </span>
@@ -131,6 +135,7 @@ function TrackRow({ chapter, at, track }: { chapter: EditChapter; at: TrackAt; t
   const n = at.chapter + 1;
   const j = at.track;
   const input = useFocusWhenMoved<HTMLInputElement>(state, track.uid);
+  const refused = state.refused.value === `content/chapters/${at.chapter}/tracks/${j}/title`;
   const change = (next: EditTrack): void => updateChapter(state, at.chapter, { tracks: chapter.tracks.map((tr, k) => (k === j ? next : tr)) });
   const step = (by: -1 | 1): void => {
     const to = trackStep(state.chapters.value, at, by);
@@ -164,7 +169,12 @@ function TrackRow({ chapter, at, track }: { chapter: EditChapter; at: TrackAt; t
       <label for={`track-${track.uid}`} class="visually-hidden">
         {t.trackTitle(j + 1, n)}
       </label>
-      <input id={`track-${track.uid}`} ref={input} value={track.title} onInput={(e) => change({ ...track, title: e.currentTarget.value })} onKeyDown={(e) => altArrow(e, step)} />
+      <input
+        id={`track-${track.uid}`}
+        ref={input}
+        aria-invalid={refused || undefined}
+        aria-describedby={refused ? SAVE_FAILURE_ID : undefined}
+        value={track.title} onInput={(e) => change({ ...track, title: e.currentTarget.value })} onKeyDown={(e) => altArrow(e, step)} />
       <span class="meta">{formatDuration(track.stored.duration ?? 0)}</span>
       <IconPicker
         label={t.icon(track.title || t.trackTitle(j + 1, n))}
@@ -177,6 +187,9 @@ function TrackRow({ chapter, at, track }: { chapter: EditChapter; at: TrackAt; t
       </button>
       <button type="button" disabled={j === chapter.tracks.length - 1} onClick={() => updateChapter(state, at.chapter, { tracks: moveBy(chapter.tracks, j, 1) })} aria-label={messages.common.moveDown(track.title)}>
         ↓
+      </button>
+      <button type="button" onClick={() => removeTrack(state, at)} aria-label={messages.cardEditor.deleteTrack(track.title || t.trackTitle(j + 1, n))}>
+        ✕
       </button>
     </li>
   );

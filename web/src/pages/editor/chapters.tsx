@@ -1,4 +1,5 @@
 import { useSignal } from '@preact/signals';
+import { useEffect, useRef } from 'preact/hooks';
 import { authorizedRequest } from '../../api.js';
 import { formatDuration, formatSize } from '../../format.js';
 import { messages } from '../../messages.js';
@@ -7,6 +8,8 @@ import { moveSelected } from '../../reorder.js';
 import { ErrorText, Status } from '../../ui.js';
 import { ChapterRow } from './chapter-row.js';
 import { IconPicker } from './icon-picker.js';
+import { removeChapters } from './removal.js';
+import './editor.css';
 import { setChapters, useEditor, type EditChapter, type EditorState } from './state.js';
 
 const t = messages.editor;
@@ -28,6 +31,7 @@ export function Chapters() {
           <ChapterRow key={chapter.uid} chapter={chapter} index={i} />
         ))}
       </ol>
+      <UndoBar />
     </fieldset>
   );
 }
@@ -62,11 +66,11 @@ function IconUpload() {
   );
 }
 
-/** Each selected chapter changed by `change` (undefined: removed); `n` counts them from 1 in the list's order. */
-function bulk(state: EditorState, change: (c: EditChapter, n: number) => EditChapter | undefined): void {
+/** Each selected chapter changed by `change`; `n` counts them from 1 in the list's order. */
+function bulk(state: EditorState, change: (c: EditChapter, n: number) => EditChapter): void {
   let n = 0;
   const chosen = state.selected.value;
-  setChapters(state, state.chapters.value.flatMap((c) => (chosen.has(c.uid) ? (change(c, ++n) ?? []) : [c])));
+  setChapters(state, state.chapters.value.map((c) => (chosen.has(c.uid) ? change(c, ++n) : c)));
 }
 
 /** What the selected chapters may have done at once: delete, rename by a pattern, move, an icon. */
@@ -82,7 +86,7 @@ function BulkToolbar() {
   const move = (by: -1 | 1): void => setChapters(state, moveSelected(state.chapters.value, (c) => chosen.has(c.uid), by));
   return (
     <div class="toolbar" role="group" aria-label={t.selected(chosen.size)}>
-      <button type="button" onClick={() => bulk(state, () => undefined)}>
+      <button type="button" onClick={() => removeChapters(state, state.chapters.value.flatMap((c, i) => (chosen.has(c.uid) ? [i] : [])))}>
         {messages.common.delete} ({chosen.size})
       </button>
       <span class="rename">
@@ -111,6 +115,40 @@ function BulkToolbar() {
         {t.moveSelectedDown}
       </button>
       <IconPicker label={t.icon(t.selected(chosen.size))} value={undefined} onChange={(icon) => bulk(state, (c) => ({ ...c, icon: icon ?? null }))} />
+    </div>
+  );
+}
+
+/**
+ * The last deletion, announced ("Track “Intro” deleted.") with its Undo, which takes the focus
+ * (the deleted row's button went with it). Below the list, kept in view while the list is.
+ */
+function UndoBar() {
+  const { removed } = useEditor();
+  const undoButton = useRef<HTMLButtonElement>(null);
+  const restored = useSignal(false);
+  const removal = removed.value;
+  useEffect(() => {
+    if (!removal) return;
+    restored.value = false;
+    undoButton.current?.focus();
+  }, [removal]);
+  return (
+    <div class={removal || restored.value ? 'undo-bar shown' : 'undo-bar'}>
+      <p role="status">{removal?.message ?? (restored.value ? messages.cardEditor.restored : '')}</p>
+      {removal && (
+        <button
+          type="button"
+          ref={undoButton}
+          onClick={() => {
+            removed.value = undefined;
+            restored.value = true;
+            removal.undo();
+          }}
+        >
+          {messages.cardEditor.undo}
+        </button>
+      )}
     </div>
   );
 }

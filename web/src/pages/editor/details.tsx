@@ -1,15 +1,16 @@
 import { useSignal } from '@preact/signals';
 import { authorizedRequest } from '../../api.js';
 import { messages } from '../../messages.js';
+import { LIMITS } from '../../limits.js';
 import { ErrorText, Status } from '../../ui.js';
-import { useEditor } from './state.js';
+import { SAVE_FAILURE_ID, useEditor } from './state.js';
 
 const t = messages.editor;
 const CATEGORIES = ['', 'stories', 'music', 'radio', 'podcast', 'sfx', 'activities', 'alarms'] as const;
 
 /** The card's details: title, description, category, languages and cover. */
 export function Details() {
-  const { title, description, category, languages, cover } = useEditor();
+  const { title, description, category, languages, cover, refused } = useEditor();
   const status = useSignal('');
   const error = useSignal<string | undefined>(undefined);
 
@@ -27,7 +28,20 @@ export function Details() {
     <fieldset>
       <legend>{t.fields}</legend>
       <label for="title">{t.cardTitle}</label>
-      <input id="title" value={title.value} onInput={(e) => (title.value = e.currentTarget.value)} required />
+      <input
+        id="title"
+        value={title.value}
+        onInput={(e) => (title.value = e.currentTarget.value)}
+        required
+        maxLength={LIMITS.cardTitle}
+        aria-invalid={refused.value === 'title' || undefined}
+        aria-describedby={refused.value === 'title' ? `title-count ${SAVE_FAILURE_ID}` : 'title-count'}
+      />
+      <p id="title-count" class="field-count">
+        {messages.cardEditor.count(title.value.length, LIMITS.cardTitle)}
+      </p>
+      {/* Said once, as the title reaches its limit (the counter itself is read with the field). */}
+      <Status>{title.value.length >= LIMITS.cardTitle ? messages.cardEditor.atLimit(LIMITS.cardTitle) : ''}</Status>
       <label for="description">{t.description}</label>
       <textarea id="description" value={description.value} onInput={(e) => (description.value = e.currentTarget.value)} />
       <label for="category">{t.category}</label>

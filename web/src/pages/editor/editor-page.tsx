@@ -1,13 +1,15 @@
 import { batch, useSignal } from '@preact/signals';
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { api, errorMessage, mayRetry, type Card } from '../../api.js';
+import { api, errorMessage, type Card } from '../../api.js';
 import { messages } from '../../messages.js';
 import { navigate } from '../../router.js';
 import { ErrorText, Link, Page, Status } from '../../ui.js';
 import { SendTo } from '../send-to.js';
 import { Chapters } from './chapters.js';
 import { Details } from './details.js';
-import { cardToSave, createEditorState, EditorContext, showCard, type EditorState } from './state.js';
+import { LeaveDialog } from './leave-dialog.js';
+import { saveFailure, type SaveFailure } from './save-failure.js';
+import { cardToSave, createEditorState, edits, EditorContext, SAVE_FAILURE_ID, showCard, type EditorState } from './state.js';
 import { Uploads } from './uploads.js';
 
 const t = messages.editor;
@@ -38,15 +40,19 @@ export function EditorPage({ cardId }: { cardId: string | undefined }) {
         <ErrorText message={error.value} />
         <SaveForm state={state} reload={() => load(card.cardId!)} />
         {card.cardId && <SendTo cardId={card.cardId} />}
+        <LeaveDialog state={state} />
       </Page>
     </EditorContext.Provider>
   );
 }
 
-/** The form and its Save: what the save said goes beside Save; a 412 opens the conflict dialog. */
+/**
+ * The form and its Save: what the save said ("Saved.", or why not, the field refused marked) goes
+ * beside Save, announced; a 412 opens the conflict dialog.
+ */
 function SaveForm({ state, reload }: { state: EditorState; reload: () => Promise<void> }) {
-  /** Why the last save failed, said beside Save; `retry` when trying again may succeed. */
-  const failure = useSignal<{ message: string; retry: boolean } | undefined>(undefined);
+  /** Why the last save failed, said beside Save. */
+  const failure = useSignal<SaveFailure | undefined>(undefined);
   const status = useSignal('');
   const conflict = useSignal(false);
   const dialog = useRef<HTMLDialogElement>(null);
@@ -59,8 +65,11 @@ function SaveForm({ state, reload }: { state: EditorState; reload: () => Promise
 
   const save = async (overwrite = false): Promise<void> => {
     failure.value = undefined;
+    state.refused.value = undefined;
     status.value = '';
     const sent = cardToSave(state, t.untitled);
+    // What is saved is what the page shows now: edits made while the save is under way stay unsaved.
+    const saving = edits(state);
     const etag = state.etag.value;
     const headers = sent.cardId && etag && !overwrite ? { 'if-match': etag } : {};
     const { data, error: e, response } = await api.POST('/content', { body: sent as never, params: { header: headers } });
@@ -70,8 +79,14 @@ function SaveForm({ state, reload }: { state: EditorState; reload: () => Promise
     }
     conflict.value = false;
     // The edits stay as they are on the page: a retry sends them again.
-    if (!data) return void (failure.value = { message: errorMessage(e, response), retry: mayRetry(response) });
+    if (!data) {
+      failure.value = saveFailure(e, response);
+      state.refused.value = failure.value.field;
+      return;
+    }
     const saved = (data as { card: Card }).card;
+    state.baseline.value = saving;
+    state.removed.value = undefined;
     if (!sent.cardId) return navigate(`/cards/${encodeURIComponent(saved.cardId)}`, true);
     // The answer's tag is the new version's: the next save is made on it.
     state.etag.value = response.headers.get('etag') ?? undefined;
@@ -82,7 +97,6 @@ function SaveForm({ state, reload }: { state: EditorState; reload: () => Promise
   const cardId = state.card.value?.cardId;
   return (
     <>
-      <Status>{status.value}</Status>
       <form
         onSubmit={(e) => {
           e.preventDefault();
@@ -92,15 +106,16 @@ function SaveForm({ state, reload }: { state: EditorState; reload: () => Promise
         <Details />
         <Uploads />
         <Chapters />
-        <div class="toolbar">
+        <div class="toolbar save-bar">
           <button type="submit" class="primary" ref={saveButton}>
             {messages.common.save}
           </button>
           {cardId && <Link to={`/play/${encodeURIComponent(cardId)}`}>{t.play}</Link>}
+          <Status>{status.value}</Status>
         </div>
         {failure.value && (
-          <div class="toolbar">
-            <p role="alert" class="error">
+          <div class="toolbar save-bar">
+            <p role="alert" class="error" id={SAVE_FAILURE_ID}>
               {t.saveFailed(failure.value.message)} {failure.value.retry ? t.keptTryAgain : ''}
             </p>
             {failure.value.retry && (

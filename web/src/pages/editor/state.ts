@@ -1,4 +1,4 @@
-import { signal, type Signal } from '@preact/signals';
+import { computed, signal, type ReadonlySignal, type Signal } from '@preact/signals';
 import { createContext } from 'preact';
 import { useContext } from 'preact/hooks';
 import { coverOf, type Card, type CardDraft, type Chapter, type Track } from '../../api.js';
@@ -49,11 +49,25 @@ export interface EditorState {
   moved: { uid: string | undefined };
   /** A stable id for a new chapter or track, unique in this editor. */
   nextUid: () => string;
+  /** The last deletion, until undone, replaced by the next, or saved: its Undo puts it back. */
+  removed: Signal<Removal | undefined>;
+  /** The body path of the field the server refused at the last save (`title`, `content/chapters/0/title`). */
+  refused: Signal<string | undefined>;
+  /** The edited fields as last read or saved (`edits`): what "unsaved" is measured against. */
+  baseline: Signal<string>;
+  /** Edits not saved yet, or files still uploading: leaving would lose them. */
+  unsaved: ReadonlySignal<boolean>;
+}
+
+/** A deletion that can be undone: what it says, and how it puts back what went. */
+export interface Removal {
+  message: string;
+  undo: () => void;
 }
 
 export function createEditorState(isNew: boolean): EditorState {
   let uid = 0;
-  return {
+  const state: Omit<EditorState, 'unsaved'> = {
     card: signal(isNew ? { title: '' } : undefined),
     etag: signal(undefined),
     title: signal(''),
@@ -69,8 +83,22 @@ export function createEditorState(isNew: boolean): EditorState {
     targets: new Map(),
     moved: { uid: undefined },
     nextUid: () => `u${++uid}`,
+    removed: signal(undefined),
+    refused: signal(undefined),
+    baseline: signal(''),
   };
+  state.baseline.value = edits(state);
+  const busy = (u: Upload): boolean => !['done', 'failed'].includes(u.phase.value);
+  const unsaved = computed(() => edits(state) !== state.baseline.value || state.uploads.value.some(busy));
+  return { ...state, unsaved };
 }
+
+/** What the person edits, as one string: equal strings, the same card to save. */
+export const edits = (state: Omit<EditorState, 'unsaved'>): string =>
+  JSON.stringify([state.title.value.trim(), state.description.value, state.category.value, state.languages.value, state.cover.value ?? '', toStored(state.chapters.value)]);
+
+/** The id of the save's failure message, which a refused field is described by. */
+export const SAVE_FAILURE_ID = 'save-failure';
 
 export const EditorContext = createContext<EditorState | undefined>(undefined);
 
@@ -98,6 +126,9 @@ export function showCard(state: EditorState, read: Card, tag: string | null): vo
     tracks: c.tracks.map((tr) => ({ uid: state.nextUid(), title: tr.title ?? '', stored: tr })),
   }));
   state.selected.value = new Set();
+  state.removed.value = undefined;
+  state.refused.value = undefined;
+  state.baseline.value = edits(state);
 }
 
 export const setChapters = (state: EditorState, next: EditChapter[]): void => void (state.chapters.value = next);
