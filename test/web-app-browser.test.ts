@@ -270,7 +270,7 @@ describe.skipIf(!haveBrowser)(`the web app in Chromium on ${testDialect()}`, { t
     await page.getByRole('button', { name: 'Save' }).click();
     await page.waitForURL(/\/app\/cards\/(?!new)/);
     cardId = decodeURIComponent(page.url().split('/').pop()!);
-    expect(await chapterTitles(page)).toEqual(['1 Hello', '2 Story', '10 Goodnight']);
+    expect(await chapterTitles(page)).toEqual(['Hello', 'Story', 'Goodnight']);
     const card = (await apiGet(page, `/content/${cardId}`)).card;
     expect(card.content.chapters.map((c: any) => c.tracks[0].trackUrl)).toEqual(card.content.chapters.map(() => expect.stringMatching(/^yoto:#[0-9a-f]{64}$/)));
   });
@@ -283,35 +283,35 @@ describe.skipIf(!haveBrowser)(`the web app in Chromium on ${testDialect()}`, { t
     // Mouse: drag the last chapter onto the first place.
     await page.getByTestId('chapter-3').dragTo(page.getByTestId('chapter-1'));
     await save(page);
-    expect(await chapterTitles(page)).toEqual(['10 Goodnight', '2 Story', '1 Hello']);
+    expect(await chapterTitles(page)).toEqual(['Goodnight', 'Story', 'Hello']);
     // The visible move button (by keyboard: focus it, Enter).
-    await page.getByRole('button', { name: 'Move 10 Goodnight down' }).focus();
+    await page.getByRole('button', { name: 'Move Goodnight down' }).focus();
     await page.keyboard.press('Enter');
     await save(page);
-    expect(await chapterTitles(page)).toEqual(['2 Story', '10 Goodnight', '1 Hello']);
+    expect(await chapterTitles(page)).toEqual(['Story', 'Goodnight', 'Hello']);
     // Selected chapters move together (a selection of one here), and back.
-    await page.getByLabel('Select 1 Hello').check();
+    await page.getByLabel('Select Hello').check();
     await page.getByRole('button', { name: 'Move selected up' }).click();
     await save(page);
-    expect(await chapterTitles(page)).toEqual(['2 Story', '1 Hello', '10 Goodnight']);
+    expect(await chapterTitles(page)).toEqual(['Story', 'Hello', 'Goodnight']);
     await page.getByRole('button', { name: 'Move selected down' }).click();
-    await page.getByLabel('Select 1 Hello').uncheck();
+    await page.getByLabel('Select Hello').uncheck();
     await save(page);
-    expect(await chapterTitles(page)).toEqual(['2 Story', '10 Goodnight', '1 Hello']);
+    expect(await chapterTitles(page)).toEqual(['Story', 'Goodnight', 'Hello']);
   });
 
   it('sets icons (a public one on a chapter, a new one of mine on a track) and a cover, merges and splits a chapter', async () => {
-    const iconSelect = page.getByLabel('Icon for 2 Story');
+    const iconSelect = page.getByLabel('Icon for Story');
     const options = await iconSelect.locator('option').allInnerTexts();
     expect(options.length).toBeGreaterThan(1);
     await iconSelect.selectOption({ label: options[1]! });
     await page.locator('#cover').setInputFiles(path.join(files, 'cover.png'));
     await page.locator('img.cover').waitFor();
-    await page.getByRole('button', { name: 'Merge 2 Story with the next chapter' }).click();
+    await page.getByRole('button', { name: 'Merge Story with the next chapter' }).click();
     // A new icon of one's own, set on the merged chapter's second track.
     await page.locator('#icon-upload').setInputFiles(path.join(files, 'rocket.png'));
     await page.getByRole('status').filter({ hasText: 'Icon added' }).waitFor();
-    const trackIcon = page.getByLabel('Icon for 10 Goodnight');
+    const trackIcon = page.getByLabel('Icon for Goodnight');
     await trackIcon.selectOption({ index: (await trackIcon.locator('option').count()) - 1 });
     await save(page);
     let card = (await apiGet(page, `/content/${cardId}`)).card;
@@ -321,7 +321,7 @@ describe.skipIf(!haveBrowser)(`the web app in Chromium on ${testDialect()}`, { t
     expect(card.content.chapters[0].tracks[1].display.icon16x16).toBe(`yoto:#${mine[0]!.mediaId}`);
     expect(card.content.chapters[0].display.icon16x16).toMatch(/^yoto:#[0-9a-f]{64}$/);
     expect(card.metadata.cover.imageL).toMatch(/\/media\/public\/[0-9a-f]{64}$/);
-    await page.getByRole('button', { name: 'Split 2 Story into one chapter per track' }).click();
+    await page.getByRole('button', { name: 'Split Story into one chapter per track' }).click();
     await save(page);
     card = (await apiGet(page, `/content/${cardId}`)).card;
     expect(card.content.chapters.map((c: any) => c.tracks.length)).toEqual([1, 1, 1]);
@@ -354,12 +354,12 @@ describe.skipIf(!haveBrowser)(`the web app in Chromium on ${testDialect()}`, { t
     await page.getByRole('button', { name: 'Play', exact: true }).click();
     await expect.poll(() => currentTime(page), { timeout: 15_000 }).toBeGreaterThan(0.5);
     await page.getByRole('button', { name: 'Next track' }).click();
-    await page.getByRole('status').filter({ hasText: '10 Goodnight' }).waitFor();
+    await page.getByRole('status').filter({ hasText: 'Goodnight' }).waitFor();
     await expect.poll(() => currentTime(page), { timeout: 15_000 }).toBeGreaterThan(0.5);
     await page.getByRole('button', { name: 'Pause' }).click();
     await axe(page, 'player');
     await page.reload();
-    await page.getByRole('status').filter({ hasText: '10 Goodnight' }).waitFor();
+    await page.getByRole('status').filter({ hasText: 'Goodnight' }).waitFor();
     await expect.poll(() => currentTime(page)).toBeGreaterThan(0.4);
   });
 

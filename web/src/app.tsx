@@ -3,7 +3,7 @@ import { useEffect } from 'preact/hooks';
 import { hasOwnSignIn, signIn, signOut, tokens, useToken } from './auth.js';
 import { messages } from './messages.js';
 import { CardsPage } from './pages/cards.js';
-import { EditorPage } from './pages/editor.js';
+import { EditorPage } from './pages/editor/editor-page.js';
 import { FamilyPage } from './pages/family.js';
 import { LibraryPage } from './pages/library.js';
 import { PlayerPage } from './pages/player.js';

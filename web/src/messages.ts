@@ -97,6 +97,34 @@ export const messages = {
     moveSelectedUp: 'Move selected up',
     moveSelectedDown: 'Move selected down',
   },
+  /** The editor's messages beside what caused them, its limits, undo and leaving (issue 35). */
+  cardEditor: {
+    count: (n: number, max: number) => `${n} of ${max} characters`,
+    atLimit: (max: number) => `That is the most: a title can have ${max} characters.`,
+    fields: {
+      title: 'the title',
+      description: 'the description',
+      category: 'the category',
+      languages: 'the languages',
+      chapterTitle: (n: number) => `the title of chapter ${n}`,
+      trackTitle: (n: number, chapter: number) => `the title of track ${n} of chapter ${chapter}`,
+    },
+    /** A field refused for a rule the app knows: "the title can have at most 100 characters." */
+    refusedField: (field: string, problem: string) => `${field} ${problem}.`,
+    /** A field refused for a rule the app cannot word: the server's message goes with it. */
+    refusedAs: (field: string, detail: string) => `${field} was not accepted (the server said: ${detail}).`,
+    refused: (detail: string) => `the server did not accept the card (it said: ${detail}).`,
+    deleteTrack: (name: string) => `Delete track ${name}`,
+    trackDeleted: (name: string) => `Track “${name}” deleted.`,
+    chapterDeleted: (name: string) => `Chapter “${name}” deleted.`,
+    chaptersDeleted: (n: number) => (n === 1 ? '1 chapter deleted.' : `${n} chapters deleted.`),
+    undo: 'Undo',
+    restored: 'Restored.',
+    leaveTitle: 'Leave without saving?',
+    leaveText: 'Your changes to this card are not saved. If you leave now, they are lost.',
+    stay: 'Stay and keep editing',
+    leave: 'Leave without saving',
+  },
   player: {
     title: (title: string) => `Playing “${title}”`,
     tracks: 'Tracks',

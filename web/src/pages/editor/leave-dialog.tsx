@@ -1,0 +1,60 @@
+import { useSignal } from '@preact/signals';
+import { useEffect, useRef } from 'preact/hooks';
+import { messages } from '../../messages.js';
+import { guardLeaving } from '../../router.js';
+import type { EditorState } from './state.js';
+
+const t = messages.cardEditor;
+
+/**
+ * While the editor has unsaved edits, leaving asks first: an in-app move (a link, back and forward)
+ * opens this dialog (Stay is the default and Escape's answer); closing the tab or reloading gets the
+ * browser's own question (`beforeunload`).
+ */
+export function LeaveDialog({ state }: { state: EditorState }) {
+  /** The pending question's answer: true leaves. */
+  const answer = useSignal<((leave: boolean) => void) | undefined>(undefined);
+  const dialog = useRef<HTMLDialogElement>(null);
+
+  useEffect(
+    () =>
+      guardLeaving(() => {
+        if (!state.unsaved.value) return true;
+        answer.value?.(false);
+        return new Promise<boolean>((resolve) => (answer.value = resolve));
+      }),
+    [],
+  );
+  const unsaved = state.unsaved.value;
+  useEffect(() => {
+    if (!unsaved) return undefined;
+    const ask = (e: BeforeUnloadEvent): void => e.preventDefault();
+    addEventListener('beforeunload', ask);
+    return () => removeEventListener('beforeunload', ask);
+  }, [unsaved]);
+  useEffect(() => {
+    if (answer.value) dialog.current?.showModal();
+    else dialog.current?.close();
+  }, [answer.value]);
+
+  const reply = (leave: boolean): void => {
+    const resolve = answer.value;
+    answer.value = undefined;
+    resolve?.(leave);
+  };
+  return (
+    <dialog ref={dialog} aria-labelledby="leave-title" aria-describedby="leave-text" onClose={() => reply(false)}>
+      <h2 id="leave-title">{t.leaveTitle}</h2>
+      <p id="leave-text">{t.leaveText}</p>
+      <div class="toolbar">
+        {/* First, so the dialog opens with the focus on staying. */}
+        <button type="button" class="primary" onClick={() => reply(false)}>
+          {t.stay}
+        </button>
+        <button type="button" onClick={() => reply(true)}>
+          {t.leave}
+        </button>
+      </div>
+    </dialog>
+  );
+}
