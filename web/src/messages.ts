@@ -144,9 +144,6 @@ export const messages = {
     members: 'Members',
     players: 'Players',
     noPlayers: 'No players yet.',
-    since: (date: string) => `since ${date}`,
-    approved: 'approved',
-    pending: 'waiting for approval',
   },
   invitations: {
     title: 'Invitations',
@@ -159,7 +156,6 @@ export const messages = {
     copyByHand: 'The browser did not let the app copy: select the link and copy it.',
     open: 'Open invitations',
     none: 'No open invitations.',
-    row: (who: string, expires: string) => `Made by ${who}, expires ${expires}`,
     revoke: 'Revoke',
     revokeOne: (what: string) => `Revoke the invitation: ${what}`,
     revoked: 'Invitation revoked: its link no longer works.',
