@@ -39,7 +39,7 @@ import { createPlayerCredentialIssuer } from './auth/player-credential.js';
 import { createEventHub } from './modules/events/hub.js';
 import { eventRoutes } from './modules/events/routes.js';
 import { familyRoutes } from './modules/families/routes.js';
-import { Family } from './modules/families/schemas.js';
+import { Family, NamedMember } from './modules/families/schemas.js';
 import { createFamilyService, type FamilyService } from './modules/families/service.js';
 import { groupRoutes } from './modules/groups/routes.js';
 import { Group } from './modules/groups/schemas.js';
@@ -191,7 +191,7 @@ function createFastify(config: Readonly<Config>): App {
 
 /** The schemas answers refer to by name (`$ref`), shared by routes and the document. */
 function addSharedSchemas(app: App): void {
-  for (const schema of [ErrorBody, Card, CardSummary, Family, LibraryRecord, Group, Wishlist, Device, DeviceStatus, Link, LinkJob]) {
+  for (const schema of [ErrorBody, Card, CardSummary, Family, NamedMember, LibraryRecord, Group, Wishlist, Device, DeviceStatus, Link, LinkJob]) {
     app.addSchema(schema);
   }
 }

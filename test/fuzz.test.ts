@@ -19,6 +19,9 @@ const ROUTES: [string, string][] = [
   ['POST', '/content'],
   ['DELETE', '/content/:id'],
   ['GET', '/user/family'],
+  ['GET', '/user/family/members'],
+  ['PATCH', '/user/family/members/:id'],
+  ['DELETE', '/user/family/members/:id'],
   ['POST', '/card/family/library'],
   ['GET', '/card/family/library'],
   ['POST', '/card/family/library/groups'],
@@ -101,9 +104,10 @@ describe('fuzz: no 5xx for anything a client sends', () => {
       members: fc.oneof(value, fc.array(loose({ userId: value, approved: value, verifiedEmail: value }), { maxLength: 3 })),
       devices: fc.oneof(value, fc.array(loose({ deviceId: value }), { maxLength: 3 })),
     }),
+    member: loose({ approved: value }),
   };
   const shapeOf = (path: string): string =>
-    path.startsWith('/wishlists') ? 'wishlist' : path.includes('groups') ? 'group' : path.endsWith('/library') ? 'library' : path.startsWith('/admin/families') ? 'family' : 'card';
+    path.startsWith('/wishlists') ? 'wishlist' : path.includes('groups') ? 'group' : path.endsWith('/library') ? 'library' : path.startsWith('/admin/families') ? 'family' : path.startsWith('/user/family/members') ? 'member' : 'card';
   const routeAndBody = route.chain(([method, path]) =>
     fc.tuple(fc.constant([method, path] as const), fc.oneof(fc.jsonValue({ maxDepth: 6, stringUnit: codeUnit }), shaped[shapeOf(path)]!)),
   );

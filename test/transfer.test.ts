@@ -249,6 +249,7 @@ function readsOf(w: World, signed: string[]): Record<string, string[]> {
     '/content/{cardId}': cards.flatMap((id) => [`/content/${id}`, `/content/${id}?playable=true`]),
     '/card/{cardId}': cards.flatMap((id) => [`/card/${id}`, `/card/${id}?playable=true`]),
     '/user/family': ['/user/family', '/user/family?showhistory=true&allowStub=true'],
+    '/user/family/members': ['/user/family/members'],
     '/user/family/export': ['/user/family/export'],
     '/card/family/library': ['/card/family/library', '/card/family/library?showdeleted=true&view=groups'],
     '/card/family/library/groups': ['/card/family/library/groups'],

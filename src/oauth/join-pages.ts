@@ -35,6 +35,9 @@ export async function joinPages(app: App, opts: JoinPagesOptions): Promise<void>
 
   acceptForms(app);
 
+  // The web app's Family page: it asks the newcomer to sign in, then shows the family they joined.
+  const openTheApp = { href: `${opts.publicBaseUrl.replace(/\/$/, '')}/app/family`, text: 'Open Cardshelf and sign in' };
+
   const memberFrom = (form: Form): NewMember => ({ email: form.email ?? '', displayName: form.name ?? '', password: form.password ?? '' });
 
   /**
@@ -47,7 +50,8 @@ export async function joinPages(app: App, opts: JoinPagesOptions): Promise<void>
       200,
       messagePage(
         'Thank you',
-        `If ${email.trim()} had no account here, it has one now: sign in from your app with that email and the password you just chose. If it had one already, nothing was changed: sign in with that account's own password (the server's operator can reset it).`,
+        `If ${email.trim()} had no account here, it has one now: sign in with that email and the password you just chose. If it had one already, nothing was changed: sign in with that account's own password (the server's operator can reset it).`,
+        openTheApp,
       ),
     );
 
@@ -71,7 +75,7 @@ export async function joinPages(app: App, opts: JoinPagesOptions): Promise<void>
     try {
       const account = await make(memberFrom(form));
       if (neutral) return neutralAnswer(reply, account.email);
-      return html(reply, 201, messagePage('Your account is ready', `Welcome, ${account.displayName}. Sign in from your app with ${account.email} and your password.`));
+      return html(reply, 201, messagePage('Your account is ready', `Welcome, ${account.displayName}. Sign in with ${account.email} and your password.`, openTheApp));
     } catch (err) {
       if (!(err instanceof AccountRefused)) throw err;
       if (err instanceof EmailTaken && neutral) return neutralAnswer(reply, form.email ?? '');

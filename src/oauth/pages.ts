@@ -144,8 +144,10 @@ export function codeConfirmPage(form: string, client: ClientShown, userCode: str
   );
 }
 
-export function messagePage(title: string, message: string): string {
-  return page(title, `<p>${escapeHtml(message)}</p>`);
+/** A page that says one thing; `link`, when given, is where to go next (the app, once an account is made). */
+export function messagePage(title: string, message: string, link?: { href: string; text: string }): string {
+  const next = link ? `<p><a href="${escapeHtml(link.href)}">${escapeHtml(link.text)}</a></p>` : '';
+  return page(title, `<p>${escapeHtml(message)}</p>${next}`);
 }
 
 /** Making an account: by an invitation (joining a family) or, with `SIGNUP=open`, by oneself. */

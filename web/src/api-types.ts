@@ -697,6 +697,56 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/user/family/members": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The caller's family's members, with their names
+         * @description The members `GET /user/family` lists, each with `displayName` (their account's name here; null for a member who signs in with another issuer) and `self` (the caller). Empty for a stub family.
+         *
+         *     Needs the scope `family:library:view` (or `family:library:manage`).
+         */
+        get: operations["getUserFamilyMembers"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/user/family/members/{userId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Remove a member from the family
+         * @description By an approved member of the same family (403 `forbidden` otherwise); not oneself (400). A member of another family, or none, is 404. The member leaves: a stub family of their own on next need; their players' credentials and invitation links stop working.
+         *
+         *     Needs the scope `family:library:manage`.
+         */
+        delete: operations["deleteUserFamilyMembersByUserId"];
+        options?: never;
+        head?: never;
+        /**
+         * Approve a member waiting for approval
+         * @description By an approved member of the same family (403 `forbidden` otherwise); not oneself (400). A member of another family, or none, is 404. Approving an approved member changes nothing.
+         *
+         *     Needs the scope `family:library:manage`.
+         */
+        patch: operations["patchUserFamilyMembersByUserId"];
+        trace?: never;
+    };
     "/admin/families/{familyId}": {
         parameters: {
             query?: never;
@@ -1345,6 +1395,27 @@ export interface components {
             } & {
                 [key: string]: unknown;
             })[];
+        };
+        /** NamedMember */
+        NamedMember: {
+            /** @description the member's user id (token `sub`) */
+            userId: string;
+            /**
+             * @description ISO 8601, UTC, with milliseconds
+             * @example 2026-01-31T12:00:00.000Z
+             */
+            addedAt: string;
+            approved: boolean;
+            /**
+             * @description ISO 8601, UTC, with milliseconds
+             * @example 2026-01-31T12:00:00.000Z
+             */
+            approvedAt?: string;
+            verified: boolean;
+            verifiedEmail?: string;
+            displayName: string | null;
+            /** @description whether this member is the caller */
+            self: boolean;
         };
         /** LibraryRecord */
         LibraryRecord: {
@@ -3388,6 +3459,107 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    getUserFamilyMembers: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The caller's family's members, with their names. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        members: components["schemas"]["NamedMember"][];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    deleteUserFamilyMembersByUserId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the member's user id */
+                userId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "ok";
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    patchUserFamilyMembersByUserId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the member's user id */
+                userId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description approves a member waiting for approval
+                     * @enum {boolean}
+                     */
+                    approved: true;
+                };
+            };
+        };
+        responses: {
+            /** @description Done: the new state. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        member: components["schemas"]["NamedMember"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             503: components["responses"]["Unavailable"];
         };
     };

@@ -4,7 +4,7 @@ import { hasOwnSignIn, signIn, signOut, tokens, useToken } from './auth.js';
 import { messages } from './messages.js';
 import { CardsPage } from './pages/cards.js';
 import { EditorPage } from './pages/editor/editor-page.js';
-import { FamilyPage } from './pages/family.js';
+import { FamilyPage } from './pages/family/index.js';
 import { LibraryPage } from './pages/library.js';
 import { PlayerPage } from './pages/player.js';
 import { SharedWishlistPage, WishlistsPage } from './pages/wishlists.js';
@@ -21,7 +21,7 @@ const NAV = [
 ] as const;
 
 function route(current: string) {
-  const [, first = '', id = ''] = current.split('/');
+  const [, first = '', id = '', sub = ''] = current.split('/');
   const cardId = decodeURIComponent(id);
   switch (first) {
     case '':
@@ -37,6 +37,7 @@ function route(current: string) {
     case 'shared':
       return <SharedWishlistPage key={cardId} shareId={cardId} />;
     case 'family':
+      if (id === 'players' && sub) return <PlayerSettings key={sub} deviceId={decodeURIComponent(sub)} />;
       return <FamilyPage />;
     case 'be-player':
       return <BePlayer />;
@@ -67,6 +68,14 @@ function Links() {
   useEffect(() => void import('./pages/links.js').then((m) => (page.value = m.LinksPage)), []);
   const Loaded = page.value;
   return Loaded ? <Loaded /> : <Page title={messages.common.loading}>{null}</Page>;
+}
+
+/** A player's page (/family/players/<deviceId>), loaded when first shown, as the player page. */
+function PlayerSettings({ deviceId }: { deviceId: string }) {
+  const page = useSignal<typeof import('./pages/family/player.js').PlayerSettingsPage | undefined>(undefined);
+  useEffect(() => void import('./pages/family/player.js').then((m) => (page.value = m.PlayerSettingsPage)), []);
+  const Loaded = page.value;
+  return Loaded ? <Loaded deviceId={deviceId} /> : <Page title={messages.common.loading}>{null}</Page>;
 }
 
 export function App() {

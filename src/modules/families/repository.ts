@@ -91,6 +91,23 @@ export async function listMembers(db: Db, familyId: string): Promise<MembershipR
     .execute();
 }
 
+/**
+ * The family's listed members with the name of their account here (null: signed in by another
+ * issuer, so no account here), in the members' order.
+ */
+export async function listMembersNamed(db: Db, familyId: string): Promise<(MembershipRow & { display_name: string | null })[]> {
+  return db
+    .selectFrom('family_memberships as m')
+    .leftJoin('accounts as a', 'a.user_id', 'm.user_id')
+    .selectAll('m')
+    .select('a.display_name')
+    .where('m.family_id', '=', familyId)
+    .where('m.listed', '=', 1)
+    .orderBy('m.position')
+    .orderBy('m.user_id')
+    .execute();
+}
+
 /** The family's members not listed (a stub family's user). */
 export async function listUnlisted(db: Db, familyId: string): Promise<MembershipRow[]> {
   return db.selectFrom('family_memberships').selectAll().where('family_id', '=', familyId).where('listed', '=', 0).orderBy('user_id').execute();

@@ -10,6 +10,23 @@ export const Member = Type.Object({
   verifiedEmail: Type.Optional(Type.String()),
 });
 
+/** `GET /user/family/members`: a member as the family's own pages show them (docs/api.md, "Family"). */
+export const NamedMember = Type.Composite(
+  [
+    Member,
+    Type.Object({
+      displayName: Nullable(Type.String({ description: "the name of the member's account on this server; null when they sign in elsewhere" })),
+      self: Type.Boolean({ description: 'whether this member is the caller' }),
+    }),
+  ],
+  { $id: 'NamedMember', title: 'NamedMember' },
+);
+export type NamedMember = Static<typeof NamedMember>;
+export const NamedMemberList = Type.Object({ members: Type.Array(Type.Ref('NamedMember')) });
+export const NamedMemberEnvelope = Type.Object({ member: Type.Ref('NamedMember') });
+export const MemberParams = Type.Object({ userId: Type.String({ minLength: 1, maxLength: 256, description: "the member's user id" }) });
+export const MemberChange = Type.Object({ approved: Type.Literal(true, { description: 'approves a member waiting for approval' }) }, { additionalProperties: false });
+
 export const Device = Type.Object({ deviceId: Type.String(), addedAt: Timestamp });
 
 export const FamilyEvent = Type.Object(

@@ -4,7 +4,7 @@ import { bumpCounters, familyScope, readCounters, scopes, type FamilyScope } fro
 import type { Store } from '../../db/dialect.js';
 import type { Tagger } from '../../shared/entity-tag.js';
 import { familyLock, inUnitOfWork, userLock, type Trx } from '../../db/unit-of-work.js';
-import { badRequest } from '../../shared/errors.js';
+import { AppError, badRequest, notFound } from '../../shared/errors.js';
 import { now } from '../../shared/clock.js';
 import { newHexId } from '../../shared/ids.js';
 import { publishAll } from '../events/publish.js';
@@ -12,13 +12,14 @@ import { PLAYER_REMOVED } from '../events/revocations.js';
 import { reconcileList } from './reconcile.js';
 import { familyIdOfUser } from './queries.js';
 import * as repo from './repository.js';
-import { approvalTime, familyView, firstDuplicate, isStub } from './rules.js';
-import type { AdminFamilyInput, Family } from './schemas.js';
+import { approvalTime, familyView, firstDuplicate, isStub, memberView } from './rules.js';
+import type { AdminFamilyInput, Family, NamedMember } from './schemas.js';
 
 export type FamilyEventType =
   | 'family-created'
   | 'member-added'
   | 'member-removed'
+  | 'member-approved'
   | 'device-added'
   | 'device-removed'
   | 'card-added'
@@ -46,9 +47,15 @@ export interface FamilyService {
   /**
    * A new user joins a family (an invitation accepted): listed after its members. Members not
    * listed yet (the inviter of a family that was only a stub) are listed too, since the family
-   * now has people in it. Refused (false) when the user already belongs to a family.
+   * now has people in it, approved. Refused (false) when the user already belongs to a family.
    */
   join(familyId: string, userId: string): Promise<boolean>;
+  /** `GET /user/family/members`: the caller's family's listed members with their names (none for a stub family). */
+  members(callerId: string): Promise<NamedMember[]>;
+  /** `PATCH /user/family/members/{userId}`: an approved member approves one waiting (see `checkManager`). */
+  approve(callerId: string, userId: string): Promise<NamedMember>;
+  /** `DELETE /user/family/members/{userId}`: an approved member removes another; they get a stub family on next need. */
+  remove(callerId: string, userId: string): Promise<void>;
   /** `PUT /admin/families/{familyId}`. */
   adminPut(familyId: string, input: AdminFamilyInput): Promise<{ created: boolean; family: Family }>;
   /** Records an event in the family's history, inside the caller's transaction. */
@@ -162,6 +169,32 @@ export function createFamilyService(store: Store, config: Pick<Config, 'defaultC
     return view;
   }
 
+  /** The member as `GET /user/family/members` shows them to `callerId`, read in `trx`. */
+  async function namedMember(trx: Trx, familyId: string, userId: string, callerId: string): Promise<NamedMember> {
+    const row = (await repo.listMembersNamed(trx, familyId)).find((m) => m.user_id === userId);
+    if (!row) throw new Error(`member ${userId} vanished from family ${familyId}`);
+    return { ...memberView(row), displayName: row.display_name, self: userId === callerId };
+  }
+
+  /**
+   * Runs `change` on a member of the caller's family, in one transaction holding the family's and
+   * both users' locks. The rules (docs/api.md, "Family"): the member must be listed in the
+   * caller's family (else 404, as another family's member is none of the caller's business); the
+   * caller must be an approved member (a member waiting for approval decides nothing); no one
+   * approves or removes themselves.
+   */
+  async function changeMember<T>(callerId: string, userId: string, change: (trx: Trx, familyId: string, at: string) => Promise<T>): Promise<T> {
+    const familyId = await familyIdOfUser(db, callerId);
+    if (!familyId) throw notFound('member');
+    return inUnitOfWork(store, [familyLock(familyId), ...[callerId, userId].sort().map(userLock)], async (trx) => {
+      const [caller, member] = await Promise.all([repo.findMembership(trx, callerId), repo.findMembership(trx, userId)]);
+      if (!member || member.family_id !== familyId || member.listed !== 1 || caller?.family_id !== familyId) throw notFound('member');
+      if (caller.listed !== 1 || caller.approved !== 1) throw new AppError('forbidden', 'only an approved member of the family approves or removes members');
+      if (callerId === userId) throw badRequest('a member cannot approve or remove themselves');
+      return change(trx, familyId, now());
+    });
+  }
+
   return {
     ensureFamilyId,
     findFamilyId: (userId) => familyIdOfUser(db, userId),
@@ -183,6 +216,36 @@ export function createFamilyService(store: Store, config: Pick<Config, 'defaultC
       // A user's first request: the stub family is made here, as for any other first need.
       const { familyId, counters } = await ensureFamilyIdCounted(userId, wanted);
       return { tag: tagOf(familyId, counters), render: async () => shown(await load(familyId, showHistory)) };
+    },
+
+    async members(callerId) {
+      const familyId = await familyIdOfUser(db, callerId);
+      if (!familyId) return [];
+      const rows = await repo.listMembersNamed(db, familyId);
+      return rows.map((row) => ({ ...memberView(row), displayName: row.display_name, self: row.user_id === callerId }));
+    },
+
+    async approve(callerId, userId) {
+      return changeMember(callerId, userId, async (trx, familyId, at) => {
+        const member = await repo.findMembership(trx, userId);
+        // Approving an approved member changes nothing: the first approval's time stays.
+        if (member?.approved !== 1) {
+          await repo.updateMembership(trx, userId, { approved: 1, approved_at: at });
+          await repo.addEvent(trx, familyId, 'member-approved', at, { userId, by: callerId });
+          await bumpCounters(trx, [scopes.family(familyId)]);
+          await publishFamilyChanges(trx, [familyId], new Map());
+        }
+        return namedMember(trx, familyId, userId, callerId);
+      });
+    },
+
+    async remove(callerId, userId) {
+      await changeMember(callerId, userId, async (trx, familyId, at) => {
+        await repo.deleteMembership(trx, userId);
+        await repo.addEvent(trx, familyId, 'member-removed', at, { userId, by: callerId });
+        await bumpCounters(trx, [scopes.family(familyId)]);
+        await publishFamilyChanges(trx, [familyId], new Map([[userId, undefined]]));
+      });
     },
 
     async adminPut(familyId, input) {
@@ -232,8 +295,10 @@ export function createFamilyService(store: Store, config: Pick<Config, 'defaultC
         let position = listed.length === 0 ? 0 : Math.max(...listed.map((m) => m.position)) + 1;
         const unlisted = await repo.listUnlisted(trx, familyId);
         await lockMore(unlisted.map((m) => userLock(m.user_id)));
+        // The stub's user made the family and invited the newcomer: listed as its approved member,
+        // so that someone may approve the newcomer (PATCH /user/family/members).
         for (const stub of unlisted) {
-          await repo.updateMembership(trx, stub.user_id, { listed: 1, position: position++ });
+          await repo.updateMembership(trx, stub.user_id, { listed: 1, position: position++, approved: 1, approved_at: at });
           await repo.addEvent(trx, familyId, 'member-added', at, { userId: stub.user_id });
         }
         await repo.insertMembership(trx, {

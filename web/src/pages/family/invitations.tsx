@@ -1,12 +1,14 @@
 import { useSignal } from '@preact/signals';
 import { useEffect } from 'preact/hooks';
-import { useActions } from '../actions.js';
-import { api, type Family } from '../api.js';
-import { formatDate } from '../format.js';
-import { messages } from '../messages.js';
-import { ErrorText, Status } from '../ui.js';
+import { useActions } from '../../actions.js';
+import { api } from '../../api.js';
+import { formatDate } from '../../format.js';
+import { messages } from '../../messages.js';
+import { ErrorText, Status } from '../../ui.js';
+import { nameOf, type NamedMember } from './names.js';
 
 const t = messages.invitations;
+const m = messages.members;
 
 type OpenInvitation = NonNullable<Awaited<ReturnType<typeof listOpen>>['data']>['invitations'][number];
 const listOpen = () => api.GET('/user/invitations');
@@ -15,7 +17,7 @@ const listOpen = () => api.GET('/user/invitations');
  * The Family page's invitations: a button that makes a link (shown once, to copy: the server keeps
  * only its hash), and the family's open invitations, each with when it expires and a Revoke button.
  */
-export function FamilyInvitations({ members }: { members: Family['members'] }) {
+export function FamilyInvitations({ members }: { members: readonly NamedMember[] }) {
   const open = useSignal<OpenInvitation[] | undefined>(undefined);
   const link = useSignal<{ url: string; expiresAt: string } | undefined>(undefined);
   const reload = async () => {
@@ -26,7 +28,14 @@ export function FamilyInvitations({ members }: { members: Family['members'] }) {
   useEffect(() => {
     void reload();
   }, []);
-  const nameOf = (userId: string): string => members.find((m) => m.userId === userId)?.verifiedEmail ?? userId;
+  /** Who made it, by name: a stub family's only user (listed nowhere yet) is the caller; a former member is not named. */
+  const row = (i: OpenInvitation): string => {
+    const by = members.find((m) => m.userId === i.invitedBy);
+    const made = formatDate(i.createdAt);
+    const expires = formatDate(i.expiresAt);
+    if (members.length === 0) return m.madeBy(m.youAlone, made, expires);
+    return by ? m.madeBy(by.self ? m.you(nameOf(by)) : nameOf(by), made, expires) : m.madeOn(made, expires);
+  };
 
   const invite = async () => {
     const answer = api.POST('/user/invitations');
@@ -46,19 +55,22 @@ export function FamilyInvitations({ members }: { members: Family['members'] }) {
         {t.invite}
       </button>
       {link.value && (
-        <div class="toolbar">
+        <div class="invitation-link">
           <label for="invitation-link">{t.link(formatDate(link.value.expiresAt))}</label>
-          <input id="invitation-link" readOnly value={link.value.url} onFocus={(e) => e.currentTarget.select()} />
-          <button type="button" onClick={copy}>
-            {t.copy}
-          </button>
+          <p id="invitation-send" class="muted">{m.send}</p>
+          <div class="toolbar">
+            <input id="invitation-link" readOnly value={link.value.url} aria-describedby="invitation-send" onFocus={(e) => e.currentTarget.select()} />
+            <button type="button" onClick={copy}>
+              {t.copy}
+            </button>
+          </div>
         </div>
       )}
       <h3>{t.open}</h3>
       {open.value?.length === 0 && <p>{t.none}</p>}
       <ul class="invitations">
         {open.value?.map((i) => {
-          const what = t.row(nameOf(i.invitedBy), formatDate(i.expiresAt));
+          const what = row(i);
           return (
             <li key={i.id}>
               {what}{' '}

@@ -1,13 +1,14 @@
 import { useSignal } from '@preact/signals';
 import { useEffect } from 'preact/hooks';
-import { api } from '../api.js';
-import { messages } from '../messages.js';
-import { sendCommand, usePlayers, type Command, type PlayerView } from '../player-controls.js';
-import { ErrorText } from '../ui.js';
+import { api } from '../../api.js';
+import { messages } from '../../messages.js';
+import { sendCommand, usePlayers, type Command, type PlayerView } from '../../player-controls.js';
+import { ErrorText, Link } from '../../ui.js';
+import { playerPath } from './player-path.js';
 
 const t = messages.players;
 
-/** The Family page's players: live (online or not, what plays), with play/pause, next and volume. */
+/** The Family page's players: live (online or not, what plays), with play/pause, next and volume, and a link to each one's page. */
 export function FamilyPlayers() {
   const players = usePlayers();
   const titles = useSignal<Record<string, string>>({});
@@ -39,6 +40,9 @@ export function FamilyPlayers() {
           return (
             <li key={device.deviceId} data-testid={`player-${device.name}`}>
               <p>{t.state(device.name, online ? t.online : t.offline, what)}</p>
+              <p>
+                <Link to={playerPath(device.deviceId)}>{messages.playerSettings.open(device.name)}</Link>
+              </p>
               <div class="player-controls" role="group" aria-label={device.name}>
                 <button type="button" disabled={!online || !card} onClick={() => void send(device.deviceId, { command: playing ? 'pause' : 'resume' })}>
                   {playing ? t.pause(device.name) : t.resume(device.name)}
