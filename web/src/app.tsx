@@ -107,7 +107,7 @@ function SignIn() {
     hasOwnSignIn().then((yes) => (own.value = yes), () => (own.value = true));
   }, []);
   return (
-    <Page title={messages.signIn.title}>
+    <Page title={messages.welcome.title}>
       {error && <p role="alert" class="error">{error}</p>}
       {own.value === false ? (
         <form

@@ -3,7 +3,6 @@ export const messages = {
   appName: 'Cardshelf',
   nav: { cards: 'My cards', library: 'Family library', wishlists: 'Wishlists', family: 'Family', links: 'Linked services', signOut: 'Sign out', main: 'Main' },
   signIn: {
-    title: 'Sign in',
     intro: 'Sign in to make, play and arrange your family’s cards.',
     button: 'Sign in',
     working: 'Signing you in…',
@@ -253,4 +252,6 @@ export const messages = {
     manage: 'Linked services',
   },
   notFound: 'There is no such page.',
+  /** The app's first page before signing in: a welcome, so that "Sign in" is said once, by the server's sign-in page. */
+  welcome: { title: 'Welcome to Cardshelf' },
 } as const;
