@@ -7,13 +7,14 @@ import { signal } from '@preact/signals';
 export const BASE = '/app';
 export const path = signal(location.pathname.startsWith(BASE) ? location.pathname.slice(BASE.length) || '/' : '/');
 
-export function navigate(to: string, replace = false): void {
+/** `within`: a move within the page shown (a library group chosen by its tab): focus stays where it is. */
+export function navigate(to: string, replace = false, within = false): void {
   const url = `${BASE}${to}`;
   if (replace) history.replaceState(null, '', url);
   else history.pushState(null, '', url);
   path.value = to;
   // A new page: focus its heading, so screen readers and keyboards start there.
-  queueMicrotask(() => document.querySelector<HTMLElement>('main h1')?.focus());
+  if (!within) queueMicrotask(() => document.querySelector<HTMLElement>('main h1')?.focus());
 }
 
 addEventListener('popstate', () => {
