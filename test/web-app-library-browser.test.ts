@@ -41,7 +41,7 @@ describe.skipIf(!haveBrowser)(`the family library in Chromium on ${testDialect()
   }
 
   const token = (): Promise<string> => parent.evaluate<string>("JSON.parse(sessionStorage.getItem('cardshelf:tokens')).accessToken");
-  const api = async (method: string, url: string, body?: unknown): Promise<{ status: number; json: any }> => {
+  const api = async (method: string, url: string, body?: unknown): Promise<{ status: number; json: unknown }> => {
     const answer = await fetch(`${server.url}${url}`, {
       method,
       headers: { authorization: `Bearer ${await token()}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
