@@ -85,12 +85,15 @@ describe(`the web app's files and sign-in client on ${testDialect()}`, { timeout
 
     const browser = new Browser(t);
     const page = await browser.follow(await browser.request('GET', `/authorize?${query(CALLBACK)}`));
-    expect(page.text).toContain('Cardshelf web app');
-    expect(page.text).not.toContain('has not verified');
-    const signedIn = await browser.follow(await browser.request('POST', formAction(page.text), { csrf: field(page.text, 'csrf'), email: EMAIL, password: PASSWORD }));
-    // Redirects followed by hand up to the app's callback (Browser.follow would load the app's page).
-    let back = await browser.request('POST', formAction(signedIn.text), { csrf: field(signedIn.text, 'csrf'), decision: 'approve' });
+    // Cardshelf's own app: a sign-in to Cardshelf, not an app asking for the account.
+    expect(page.text).toContain('<h1>Sign in</h1>');
+    expect(page.text).not.toContain('asks to use your Cardshelf account');
+    expect(page.text).not.toContain('<code>cardshelf-web</code>');
+    // Signed in, straight back to the app: no consent page. Redirects followed by hand up to the
+    // app's callback (Browser.follow would load the app's page).
+    let back = await browser.request('POST', formAction(page.text), { csrf: field(page.text, 'csrf'), email: EMAIL, password: PASSWORD });
     for (let i = 0; i < 5 && back.location && !back.location.startsWith(CALLBACK); i++) back = await browser.request('GET', back.location);
+    expect(back.text).not.toContain('Approve this app?');
     expect(back.location).toMatch(/^http:\/\/localhost\/app\/callback\?code=/);
     const code = new URL(back.location!).searchParams.get('code')!;
     expect(new URL(back.location!).searchParams.get('state')).toBe('st');
@@ -101,6 +104,38 @@ describe(`the web app's files and sign-in client on ${testDialect()}`, { timeout
     const renewed = await tokenRequest(t, { grant_type: 'refresh_token', refresh_token: tokens.body.refresh_token, client_id: 'cardshelf-web' });
     expect(renewed.status, JSON.stringify(renewed.body)).toBe(200);
     expect((await t.call('GET', '/content/mine', { token: renewed.body.access_token })).status).toBe(200);
+  });
+
+  // Consent is skipped for Cardshelf's own app alone (src/oauth/first-party.ts): any other app is
+  // asked about, in a fresh browser and in one already signed in to the web app.
+  it.each([
+    ['in a fresh browser', false],
+    ['in a browser signed in to the web app', true],
+  ])('another app still asks for approval %s', async (_name, webAppFirst) => {
+    const verifier = randomBytes(32).toString('base64url');
+    const query = (clientId: string, redirectUri: string) =>
+      new URLSearchParams({
+        client_id: clientId,
+        response_type: 'code',
+        redirect_uri: redirectUri,
+        scope: 'openid profile offline_access',
+        code_challenge: createHash('sha256').update(verifier).digest('base64url'),
+        code_challenge_method: 'S256',
+      });
+    const browser = new Browser(t);
+    if (webAppFirst) {
+      const page = await browser.follow(await browser.request('GET', `/authorize?${query('cardshelf-web', CALLBACK).toString()}`));
+      let back = await browser.request('POST', formAction(page.text), { csrf: field(page.text, 'csrf'), email: EMAIL, password: PASSWORD });
+      for (let i = 0; i < 5 && back.location && !back.location.startsWith(CALLBACK); i++) back = await browser.request('GET', back.location);
+      expect(back.location).toMatch(/^http:\/\/localhost\/app\/callback\?code=/);
+    }
+    let page = await browser.follow(await browser.request('GET', `/authorize?${query('family-helper', 'http://127.0.0.1:7777/callback').toString()}`));
+    if (!webAppFirst) {
+      expect(page.text).toContain('<code>family-helper</code>');
+      page = await browser.follow(await browser.request('POST', formAction(page.text), { csrf: field(page.text, 'csrf'), email: EMAIL, password: PASSWORD }));
+    }
+    expect(page.text).toContain('Approve this app?');
+    expect(page.text).toContain('Cardshelf has not verified this app');
   });
 });
 

@@ -39,9 +39,12 @@ export interface ClientShown {
   name?: string;
   /** Nobody registered it: the page says so, and shows the id as sent. */
   unverified: boolean;
+  /** Cardshelf's own web app (first-party.ts): the person is signing in to Cardshelf itself, not lending it to an app. */
+  firstParty?: boolean;
 }
 
 function clientLine(client: ClientShown): string {
+  if (client.firstParty) return '';
   const label = client.name ? `${escapeHtml(client.name)} (<code>${escapeHtml(client.clientId)}</code>)` : `<code>${escapeHtml(client.clientId)}</code>`;
   return client.unverified
     ? `<p>The app <strong>${label}</strong> asks to use your Cardshelf account. <strong>Cardshelf has not verified this app</strong>: approve it only if you started this sign-in yourself.</p>`

@@ -7,6 +7,7 @@ import { LOCAL_ALG } from '../auth/local-issuer.js';
 import type { TokenVerifier } from '../auth/verifier.js';
 import type { Store } from '../db/dialect.js';
 import { createAdapter } from './adapter.js';
+import { loadExistingGrant } from './first-party.js';
 import { codeConfirmPage, codeEntryPage, messagePage, signOutPage } from './pages.js';
 import {
   ACCOUNT_API_SCOPES,
@@ -145,6 +146,7 @@ export async function createSignInProvider(opts: SignInOptions, privateJwk: Reco
     extraClientMetadata: { properties: EXTRA_CLIENT_METADATA },
     cookies: { keys, long: cookie, short: cookie },
     routes: OAUTH_ROUTES,
+    loadExistingGrant,
     interactions: { url: (_ctx, interaction) => `${INTERACTION_PATH}/${interaction.uid}`, policy: freshSignInPolicy(interactionPolicy) },
     // An app's sign-in outlives the browser's: signing out of the pages (or the session ending)
     // leaves the devices and apps approved there signed in; /account signs them out one by one.

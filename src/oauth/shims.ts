@@ -84,7 +84,8 @@ export const isUnregistered = (client: { [key: string]: unknown } | undefined): 
  * unregistered ids and are unaffected.
  */
 export function clientShown(clientId: string, client: { clientName?: string; [key: string]: unknown } | undefined, deviceFlow: boolean): ClientShown {
-  return { clientId, name: client?.clientName, unverified: deviceFlow || !client || isUnregistered(client) };
+  const unverified = deviceFlow || !client || isUnregistered(client);
+  return { clientId, name: client?.clientName, unverified, firstParty: !unverified && clientId === WEB_APP_CLIENT_ID };
 }
 
 const LOOPBACK_HOSTS = new Set(['127.0.0.1', '[::1]', 'localhost']);

@@ -5,7 +5,7 @@ import { messages } from './messages.js';
 import { CardsPage } from './pages/cards.js';
 import { EditorPage } from './pages/editor/editor-page.js';
 import { FamilyPage } from './pages/family/index.js';
-import { LibraryPage } from './pages/library.js';
+import { LibraryPage } from './pages/library/library.js';
 import { PlayerPage } from './pages/player.js';
 import { SharedWishlistPage, WishlistsPage } from './pages/wishlists.js';
 import { Link, Page } from './ui.js';
@@ -31,7 +31,7 @@ function route(current: string) {
     case 'play':
       return <PlayerPage key={cardId} cardId={cardId} />;
     case 'library':
-      return <LibraryPage />;
+      return <LibraryPage groupId={cardId || undefined} />;
     case 'wishlists':
       return <WishlistsPage />;
     case 'shared':
@@ -116,7 +116,7 @@ function SignIn() {
     hasOwnSignIn().then((yes) => (own.value = yes), () => (own.value = true));
   }, []);
   return (
-    <Page title={messages.signIn.title}>
+    <Page title={messages.welcome.title}>
       {error && <p role="alert" class="error">{error}</p>}
       {own.value === false ? (
         <form

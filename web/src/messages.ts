@@ -3,7 +3,6 @@ export const messages = {
   appName: 'Cardshelf',
   nav: { cards: 'My cards', library: 'Family library', wishlists: 'Wishlists', family: 'Family', links: 'Linked services', signOut: 'Sign out', main: 'Main' },
   signIn: {
-    title: 'Sign in',
     intro: 'Sign in to make, play and arrange your family’s cards.',
     button: 'Sign in',
     working: 'Signing you in…',
@@ -148,7 +147,6 @@ export const messages = {
     create: 'Create group',
     renameTo: 'New name',
     inGroup: (title: string) => `${title} in this group`,
-    empty: 'The library is empty.',
     addCard: 'Add a catalogue card by id',
     add: 'Add',
     added: 'Added.',
@@ -201,8 +199,6 @@ export const messages = {
     playingCard: (title: string) => `playing “${title}”`,
     pausedCard: (title: string) => `paused: “${title}”`,
     state: (name: string, online: string, what: string) => `${name}: ${online}, ${what}`,
-    playOn: (name: string) => `Play on ${name}`,
-    playCardOn: (title: string, name: string) => `Play ${title} on ${name}`,
     sent: (name: string) => `Sent to ${name}.`,
     pause: (name: string) => `Pause ${name}`,
     resume: (name: string) => `Resume ${name}`,
@@ -327,4 +323,31 @@ export const messages = {
     manage: 'Linked services',
   },
   notFound: 'There is no such page.',
+  /** The app's first page before signing in: a welcome, so that "Sign in" is said once, by the server's sign-in page. */
+  welcome: { title: 'Welcome to Cardshelf' },
+  /** The library's groups as tabs, their empty states and deleting one (issue 35, row 9). */
+  libraryGroups: {
+    emptyLibrary: 'Your family library has no cards yet. Make one on My cards, or add a catalogue card by its id below.',
+    emptyGroup: (name: string) => `No cards in ${name} yet. Tick the cards below to put them in this group.`,
+    emptyGroupNoCards: (name: string) => `No cards in ${name} yet. Once the library has cards, tick them here to put them in this group.`,
+    unknown: 'There is no such group: it may have been deleted. Choose a group above, or see all cards.',
+    deleteGroup: (name: string) => `Delete ${name}`,
+    confirmTitle: (name: string) => `Delete the group ${name}?`,
+    confirmText: 'Its cards stay in the family library; only the group goes, for everyone in the family.',
+    confirm: 'Delete the group',
+    cancel: 'Keep it',
+    deleted: (name: string) => `Group ${name} deleted.`,
+  },
+  /** The "Play on…" menu of a card (issue 35, row 10). */
+  playOnMenu: {
+    button: 'Play on…',
+    label: (title: string) => `Play on…, ${title}`,
+    menu: (title: string) => `Players for ${title}`,
+    aCard: 'a card',
+    online: (name: string) => `${name}: online, nothing playing`,
+    playing: (name: string, title: string) => `${name}: playing “${title}”`,
+    paused: (name: string, title: string) => `${name}: paused, “${title}”`,
+    offline: (name: string) => `${name}: offline`,
+    none: 'No player is online. Make a browser a player on the Family page.',
+  },
 } as const;

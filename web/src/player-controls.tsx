@@ -1,15 +1,13 @@
 import { useSignal } from '@preact/signals';
-import { useEffect } from 'preact/hooks';
+import { useEffect, useRef } from 'preact/hooks';
 import { api, errorMessage } from './api.js';
 import type { components, paths } from './api-types.js';
 import { useLiveEvents } from './events.js';
-import { messages } from './messages.js';
 
 /**
  * The family's players as members see and command them (docs/api.md, "Players (devices)"): the
  * list with each one's last status, kept live by `player.*` events, and the commands.
  */
-const t = messages.players;
 export type Device = components['schemas']['Device'];
 export type DeviceStatus = components['schemas']['DeviceStatus'];
 export type Command = paths['/device-v2/{deviceId}/command']['post']['requestBody']['content']['application/json'];
@@ -19,17 +17,40 @@ export interface PlayerView {
   status: DeviceStatus | undefined;
 }
 
-/** The family's players and their statuses, read again on each `player.*` event (and `family.changed`). */
+/**
+ * A player is online while its last report is at most 30 s old (docs/api.md, "Players"); no event
+ * says when that lapses (a closed tab, a sleeping tablet just stop reporting). So while any player
+ * is online the statuses are read again this long after the last read: each report's event reads
+ * them sooner, and a player that went silent reads as offline at the latest this long after.
+ */
+const LAPSE_MS = 31_000;
+
+/** What a player is doing, as the app shows it: a player offline plays nothing, whatever it said last. */
+export type PlayerActivity = { kind: 'offline' } | { kind: 'idle' } | { kind: 'playing' | 'paused'; cardId: string };
+
+export function activityOf({ status }: PlayerView): PlayerActivity {
+  if (!status?.isOnline) return { kind: 'offline' };
+  if (status.activeCard === 'none' || status.playbackStatus === 'stopped') return { kind: 'idle' };
+  return { kind: status.playbackStatus === 'playing' ? 'playing' : 'paused', cardId: status.activeCard };
+}
+
+/** The family's players and their statuses, read again on each `player.*` event (and `family.changed`), and as an online one's status lapses. */
 export function usePlayers(): PlayerView[] {
   const players = useSignal<PlayerView[]>([]);
+  const lapse = useRef<ReturnType<typeof setTimeout> | undefined>(undefined);
   const load = async () => {
     const { data } = await api.GET('/device-v2/devices/mine');
     const devices = data?.devices ?? [];
     players.value = await Promise.all(
       devices.map(async (device) => ({ device, status: (await api.GET('/device-v2/{deviceId}/status', { params: { path: { deviceId: device.deviceId } } })).data })),
     );
+    clearTimeout(lapse.current);
+    if (players.value.some((p) => p.status?.isOnline)) lapse.current = setTimeout(() => void load(), LAPSE_MS);
   };
-  useEffect(() => void load(), []);
+  useEffect(() => {
+    void load();
+    return () => clearTimeout(lapse.current);
+  }, []);
   useLiveEvents(['player.', 'family.changed'], load);
   return players.value;
 }
@@ -38,33 +59,4 @@ export function usePlayers(): PlayerView[] {
 export async function sendCommand(deviceId: string, command: Command): Promise<string | undefined> {
   const { error, response } = await api.POST('/device-v2/{deviceId}/command', { params: { path: { deviceId } }, body: command });
   return error ? errorMessage(error, response) : undefined;
-}
-
-/** "Play on Kitchen" beside a card: one button per player; the answer (sent, or why not) beside them. */
-export function PlayOn({ cardId, title, players }: { cardId: string; title: string; players: readonly PlayerView[] }) {
-  const outcome = useSignal<{ error: boolean; text: string } | undefined>(undefined);
-  if (players.length === 0) return null;
-  return (
-    <div class="play-on">
-      {players.map(({ device }) => (
-        <button
-          key={device.deviceId}
-          type="button"
-          aria-label={t.playCardOn(title, device.name)}
-          onClick={() =>
-            void sendCommand(device.deviceId, { command: 'card-play', cardId }).then((refused) => {
-              outcome.value = refused ? { error: true, text: messages.common.error(refused) } : { error: false, text: t.sent(device.name) };
-            })
-          }
-        >
-          {t.playOn(device.name)}
-        </button>
-      ))}
-      {outcome.value && (
-        <p role={outcome.value.error ? 'alert' : 'status'} class={outcome.value.error ? 'error' : 'status'}>
-          {outcome.value.text}
-        </p>
-      )}
-    </div>
-  );
 }

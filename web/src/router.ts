@@ -25,19 +25,20 @@ function mayLeave(to: string): true | Promise<boolean> {
   return answers.every((a) => a === true) ? true : Promise.all(answers.map(async (a) => a)).then((all) => all.every(Boolean));
 }
 
-function show(to: string, replace: boolean): void {
+/** `within`: a move within the page shown (a library group chosen by its tab): focus stays where it is. */
+function show(to: string, replace: boolean, within = false): void {
   const url = `${BASE}${to}`;
   if (replace) history.replaceState(null, '', url);
   else history.pushState(null, '', url);
   path.value = to;
   // A new page: focus its heading, so screen readers and keyboards start there.
-  queueMicrotask(() => document.querySelector<HTMLElement>('main h1')?.focus());
+  if (!within) queueMicrotask(() => document.querySelector<HTMLElement>('main h1')?.focus());
 }
 
-export function navigate(to: string, replace = false): void {
+export function navigate(to: string, replace = false, within = false): void {
   const may = mayLeave(to);
-  if (may === true) return show(to, replace);
-  void may.then((yes) => yes && show(to, replace));
+  if (may === true) return show(to, replace, within);
+  void may.then((yes) => yes && show(to, replace, within));
 }
 
 addEventListener('popstate', () => {

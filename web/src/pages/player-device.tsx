@@ -126,9 +126,22 @@ function DevicePlayer({ credential, onForget }: { credential: PlayerCredential; 
       },
     }).finally(() => (connected.value = false));
     const timer = setInterval(report, REPORT_EVERY_MS);
+    // Closed (or left): a last report says it plays nothing, sent even as the page goes
+    // (`keepalive`), so the family's apps stop showing it playing at once rather than when its
+    // reports lapse (30 s: then it shows as offline).
+    const farewell = () =>
+      void client
+        .PUT('/device-v2/{deviceId}/status', {
+          params: { path: { deviceId: credential.deviceId } },
+          body: { activeCard: 'none', playbackStatus: 'stopped', userVolumePercentage: state.value.volume },
+          keepalive: true,
+        })
+        .catch(() => undefined);
+    addEventListener('pagehide', farewell);
     return () => {
       stop.abort();
       clearInterval(timer);
+      removeEventListener('pagehide', farewell);
     };
   }, []);
 
