@@ -1,8 +1,8 @@
 import { useSignal } from '@preact/signals';
-import { useEffect } from 'preact/hooks';
+import { useEffect, useRef } from 'preact/hooks';
 import { api } from '../../api.js';
 import { messages } from '../../messages.js';
-import { sendCommand, usePlayers, type Command, type PlayerView } from '../../player-controls.js';
+import { activityOf, sendCommand, usePlayers, type Command, type PlayerView } from '../../player-controls.js';
 import { ErrorText, Link } from '../../ui.js';
 import { playerPath } from './player-path.js';
 
@@ -12,13 +12,14 @@ const t = messages.players;
 export function FamilyPlayers() {
   const players = usePlayers();
   const titles = useSignal<Record<string, string>>({});
+  const asked = useRef(new Set<string>());
   const error = useSignal<string | undefined>(undefined);
   // The status names the card by id: its title is read once (players play the family's cards, which members may read).
   useEffect(() => {
     for (const { status } of players) {
       const cardId = status?.activeCard;
-      if (!cardId || cardId === 'none' || cardId in titles.value) continue;
-      titles.value = { ...titles.value, [cardId]: cardId };
+      if (!cardId || cardId === 'none' || asked.current.has(cardId)) continue;
+      asked.current.add(cardId);
       void api.GET('/card/{cardId}', { params: { path: { cardId } } }).then(({ data }) => {
         if (data) titles.value = { ...titles.value, [cardId]: data.card.title };
       });
@@ -32,10 +33,13 @@ export function FamilyPlayers() {
     <>
       <ErrorText message={error.value} />
       <ul class="players">
-        {players.map(({ device, status }: PlayerView) => {
+        {players.map((view: PlayerView) => {
+          const { device, status } = view;
           const online = Boolean(status?.isOnline);
-          const card = status && status.activeCard !== 'none' ? (titles.value[status.activeCard] ?? status.activeCard) : undefined;
-          const playing = status?.playbackStatus === 'playing';
+          // An offline player plays nothing, whatever it reported last; a title not read yet shows as an ellipsis, never the id.
+          const activity = activityOf(view);
+          const card = activity.kind === 'playing' || activity.kind === 'paused' ? (titles.value[activity.cardId] ?? '…') : undefined;
+          const playing = activity.kind === 'playing';
           const what = !card ? t.idle : playing ? t.playingCard(card) : t.pausedCard(card);
           return (
             <li key={device.deviceId} data-testid={`player-${device.name}`}>
