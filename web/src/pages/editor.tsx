@@ -279,7 +279,7 @@ export function EditorPage({ cardId }: { cardId: string | undefined }) {
           <select id="category" value={category.value} onChange={(e) => (category.value = e.currentTarget.value)}>
             {CATEGORIES.map((c) => (
               <option key={c} value={c}>
-                {c || '—'}
+                {messages.words.categories[c] ?? c}
               </option>
             ))}
           </select>

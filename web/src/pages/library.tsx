@@ -2,6 +2,7 @@ import { useSignal } from '@preact/signals';
 import { useEffect, useRef } from 'preact/hooks';
 import { useActions } from '../actions.js';
 import { api, coverOf, errorMessage, type CardSummary, type Group } from '../api.js';
+import { Cover } from '../design/cover.js';
 import { useLiveEvents } from '../events.js';
 import { messages } from '../messages.js';
 import { PlayOn, usePlayers } from '../player-controls.js';
@@ -83,7 +84,7 @@ export function LibraryPage() {
         <ul class="cards">
           {shown.map(({ cardId, card }) => (
             <li key={cardId} class="card">
-              {coverOf(card) ? <img src={coverOf(card)} alt={messages.cards.cover(card.title)} width={104} height={80} /> : <div class="cover-blank" aria-hidden="true" />}
+              <Cover cardId={cardId} title={card.title} src={coverOf(card)} />
               <div class="card-body">
                 <h2>{card.title}</h2>
                 <PlayOn cardId={cardId} title={card.title} players={players} />

@@ -1,6 +1,7 @@
 import { useSignal } from '@preact/signals';
 import { useEffect, useRef } from 'preact/hooks';
 import { api, coverOf, errorMessage, type Card } from '../api.js';
+import { Cover } from '../design/cover.js';
 import { formatDuration } from '../format.js';
 import { messages } from '../messages.js';
 import { queueOf, signedUrl, type PlayerState, type QueuedTrack } from '../player-queue.js';
@@ -65,7 +66,7 @@ export function PlayerPage({ cardId }: { cardId: string }) {
   };
   return (
     <Page title={t.title(card.value.title)}>
-      {cover && <img src={cover} alt={messages.cards.cover(card.value.title)} class="now-cover" />}
+      <Cover cardId={cardId} title={card.value.title} src={cover} class="player-cover" />
       {!track ? (
         <p>{t.nothing}</p>
       ) : (
