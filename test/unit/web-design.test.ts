@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { CATEGORIES } from '../../src/modules/cards/schemas.js';
-import { COVER_COLOURS, coverColour, coverInitials } from '../../web/src/design/cover.js';
+import { COVER_COLOURS, coverColour, coverInitials } from '../../web/src/design/cover-art.js';
 import { countOf, formatSize } from '../../web/src/format.js';
 import { messages } from '../../web/src/messages.js';
 
