@@ -53,19 +53,19 @@ describe.skipIf(!haveBrowser)(`every page of the web app, both widths, both them
     const content = { chapters: [{ key: '01', title: 'The tone', tracks: [track] }] };
     const made = await t.call('POST', '/content', { token, body: { title: 'Bedtime stories', content, metadata: { category: 'stories', cover: { imageL: await coverUrl(t, token) } } } });
     expect(made.status, JSON.stringify(made.body)).toBe(201);
-    covered = made.body.card.cardId as string;
+    covered = (made.body as { card: { cardId: string } }).card.cardId;
     const bare = await t.call('POST', '/content', { token, body: { title: 'Farm animal sounds', content, metadata: { category: 'sfx' } } });
     expect(bare.status, JSON.stringify(bare.body)).toBe(201);
-    plain = bare.body.card.cardId as string;
+    plain = (bare.body as { card: { cardId: string } }).card.cardId;
     for (const cardId of [covered, plain]) expect((await t.call('POST', '/card/family/library', { token, body: { cardId } })).status).toBeLessThan(300);
     const wishlist = await t.call('POST', '/wishlists', { token, body: { content: [{ item: covered }, { item: plain }] } });
     expect(wishlist.status, JSON.stringify(wishlist.body)).toBeLessThan(300);
-    shareId = (wishlist.body.shareId ?? wishlist.body.wishlist?.shareId) as string;
+    shareId = (wishlist.body as { shareId: string }).shareId;
     expect(shareId).toBeTruthy();
 
     browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
     context = await browser.newContext();
-    page = await context.newPage();
+    page = follow(await context.newPage());
     page.on('pageerror', (err) => thrown.push(err.message));
     await page.goto(`${base}/app/`);
     await page.getByRole('button', { name: 'Sign in' }).click();
@@ -97,6 +97,28 @@ describe.skipIf(!haveBrowser)(`every page of the web app, both widths, both them
     ['not-found', () => '/app/no-such-page', (p) => p.getByRole('heading', { name: 'There is no such page.' })],
   ];
 
+  /** Requests under way in each page, but the family's event stream, which stays open as long as the app does. */
+  const open = new WeakMap<Page, Set<unknown>>();
+  function follow(p: Page): Page {
+    const under = new Set<unknown>();
+    open.set(p, under);
+    p.on('request', (r) => {
+      if (new URL(r.url()).pathname !== '/user/family/events') under.add(r);
+    });
+    p.on('requestfinished', (r) => under.delete(r));
+    p.on('requestfailed', (r) => under.delete(r));
+    return p;
+  }
+  /** As `networkidle` (which the event stream never lets come): no request under way for 300 ms. */
+  async function settled(p: Page): Promise<void> {
+    const under = open.get(p)!;
+    let quietSince = Date.now();
+    while (Date.now() - quietSince < 300) {
+      if (under.size > 0) quietSince = Date.now();
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  }
+
   /** Shows `at` in `p` at each width and theme: axe, no sideways scrolling, the theme applied, a screenshot. */
   async function everyWay(p: Page, name: string, at: string, ready: (p: Page) => Locator): Promise<void> {
     for (const width of WIDTHS) {
@@ -106,6 +128,7 @@ describe.skipIf(!haveBrowser)(`every page of the web app, both widths, both them
         await p.emulateMedia({ colorScheme });
         await p.goto(`${base}${at}`);
         await ready(p).first().waitFor();
+        await settled(p);
         // Covers and icons drawn before the picture is taken (a string: compiled without the DOM's types).
         await p.waitForFunction('[...document.images].every((i) => i.complete)');
         await expectAccessible(p, what);
@@ -128,7 +151,7 @@ describe.skipIf(!haveBrowser)(`every page of the web app, both widths, both them
 
   it('sign-in', async () => {
     // A new tab has no tokens (they live in the tab's sessionStorage): the app's sign-in page.
-    const signedOut = await context.newPage();
+    const signedOut = follow(await context.newPage());
     try {
       await everyWay(signedOut, 'sign-in', '/app/', (p) => p.getByRole('button', { name: 'Sign in' }));
     } finally {
