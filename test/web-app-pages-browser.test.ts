@@ -136,7 +136,9 @@ describe.skipIf(!haveBrowser)(`every page of the web app, both widths, both them
         const [paper, ink] = await p.evaluate<[number, number]>(`(() => {
           const lum = (c) => { const [r, g, b] = c.match(/\\d+/g).map(Number); return (0.2126 * r + 0.7152 * g + 0.0722 * b) / 255; };
           const s = getComputedStyle(document.body);
-          return [lum(s.backgroundColor), lum(s.color)];
+          // The page's paper: the body's, or the root's where the body's is transparent.
+          const paper = s.backgroundColor === 'rgba(0, 0, 0, 0)' ? getComputedStyle(document.documentElement).backgroundColor : s.backgroundColor;
+          return [lum(paper), lum(s.color)];
         })()`);
         if (colorScheme === 'dark') expect(paper, what).toBeLessThan(ink);
         else expect(paper, what).toBeGreaterThan(ink);
