@@ -14,7 +14,8 @@ import { testDialect } from './support/test-database.js';
  * desktop's 1280 px, in the light and the dark theme (prefers-color-scheme, emulated): axe finds
  * no WCAG A/AA violation, nothing scrolls sideways, the dark theme is dark, and a screenshot of
  * each goes to test-artifacts/screenshots/<page>-<width>-<scheme>.png for people to look at. One
- * browser for the file; the built app is served (`npm run build:web` first).
+ * browser for the file; the built app is served (`npm run build:web` first). Last, the now-playing
+ * bar: a card started on its page plays on across the app, shown and paused from the bar.
  */
 const SCREENSHOTS = path.resolve(import.meta.dirname, '..', 'test-artifacts', 'screenshots');
 const ME = { email: 'designer@example.com', password: 'a long enough password' };
@@ -49,7 +50,7 @@ describe.skipIf(!haveBrowser)(`every page of the web app, both widths, both them
     }
     const token = await t.token(userId);
     // One card with a cover and real audio; one without a cover (a generated one shows) in the category `sfx`.
-    const track = { key: '01', title: 'Tone', trackUrl: await audioRef(t, token, 2, 440), type: 'audio', format: 'aac' };
+    const track = { key: '01', title: 'Tone', trackUrl: await audioRef(t, token, 8, 440), type: 'audio', format: 'aac' };
     const content = { chapters: [{ key: '01', title: 'The tone', tracks: [track] }] };
     const made = await t.call('POST', '/content', { token, body: { title: 'Bedtime stories', content, metadata: { category: 'stories', cover: { imageL: await coverUrl(t, token) } } } });
     expect(made.status, JSON.stringify(made.body)).toBe(201);
@@ -168,6 +169,43 @@ describe.skipIf(!haveBrowser)(`every page of the web app, both widths, both them
     await row.getByText('Sound effects').waitFor();
     expect(await row.getByText('sfx', { exact: true }).count()).toBe(0);
     expect(await page.getByRole('img', { name: 'Cover of Bedtime stories' }).count()).toBe(1);
+    expect(thrown).toEqual([]);
+  });
+
+  it('a card started on its page plays on in the library, where the now-playing bar shows it, pauses it, and leads back', async () => {
+    // Read in the page (a string: the tests are compiled without the DOM's types).
+    const audio = (): Promise<{ time: number; paused: boolean; count: number }> =>
+      page.evaluate("(() => { const a = document.querySelector('audio'); return { time: a.currentTime, paused: a.paused, count: document.querySelectorAll('audio').length }; })()");
+    await page.setViewportSize({ width: 375, height: 800 });
+    await page.emulateMedia({ colorScheme: 'dark' });
+    await page.goto(`${base}/app/play/${covered}`);
+    const bar = page.getByRole('region', { name: 'Now playing' });
+    await page.getByRole('button', { name: 'Play', exact: true }).click();
+    await expect.poll(async () => (await audio()).time, { timeout: 10_000 }).toBeGreaterThan(0.3);
+    // On the card's own page the page is the player: no bar.
+    expect(await bar.count()).toBe(0);
+
+    await page.getByRole('link', { name: 'Family library' }).click();
+    await page.getByRole('heading', { name: 'Family library', level: 1 }).waitFor();
+    await bar.waitFor();
+    await bar.getByRole('link', { name: 'Bedtime stories' }).waitFor();
+    const before = (await audio()).time;
+    await expect.poll(async () => (await audio()).time, { timeout: 5_000 }).toBeGreaterThan(before + 0.3);
+    expect(await audio()).toMatchObject({ paused: false, count: 1 });
+    await expectAccessible(page, 'library with the now-playing bar, 375 px, dark');
+    await page.screenshot({ path: path.join(SCREENSHOTS, 'now-playing-375-dark.png'), fullPage: false });
+
+    await bar.getByRole('button', { name: 'Pause “Bedtime stories”' }).click();
+    await expect.poll(async () => (await audio()).paused).toBe(true);
+    await bar.getByRole('button', { name: 'Play “Bedtime stories”' }).waitFor();
+    const paused = (await audio()).time;
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect((await audio()).time).toBe(paused);
+
+    await bar.getByRole('link', { name: 'Bedtime stories' }).click();
+    await page.waitForURL(`${base}/app/play/${covered}`);
+    await page.getByRole('button', { name: 'Play', exact: true }).waitFor();
+    expect(await bar.count()).toBe(0);
     expect(thrown).toEqual([]);
   });
 });

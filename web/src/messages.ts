@@ -252,6 +252,12 @@ export const messages = {
     manage: 'Linked services',
   },
   notFound: 'There is no such page.',
+  /** The bar that follows the person from page to page while a card plays. */
+  nowPlaying: {
+    label: 'Now playing',
+    play: (title: string) => `Play “${title}”`,
+    pause: (title: string) => `Pause “${title}”`,
+  },
   /** Counts, sizes and names in plain words (issue 35, row 12). */
   words: {
     cards: (n: number) => countOf(n, { one: '# card', other: '# cards' }),
