@@ -132,6 +132,7 @@ export function NowPlaying() {
         }}
         onEnded={playback.handlers.onEnded}
       />
+      {started.value && !onItsPage && <div class="now-bar-space" />}
       {started.value && !onItsPage && (
         <section class="now-bar" aria-label={messages.nowPlaying.label}>
           <Cover cardId={card.cardId} title={card.title} src={card.cover} />
