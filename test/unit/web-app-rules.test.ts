@@ -72,7 +72,7 @@ describe("the web app's rules, one at a time", () => {
     const seconds = new Intl.NumberFormat(undefined, { style: 'unit', unit: 'second', unitDisplay: 'narrow' }).format(5);
     expect(formatDuration(5)).toBe(seconds);
     expect(formatDuration(3723)).toMatch(/1.*2.*3/);
-    expect(formatSize(999)).toBe(new Intl.NumberFormat(undefined, { style: 'unit', unit: 'byte', unitDisplay: 'short' }).format(999));
+    expect(formatSize(999)).toBe(new Intl.NumberFormat(undefined, { style: 'unit', unit: 'byte', unitDisplay: 'long' }).format(999));
     expect(formatSize(1_500_000)).toBe(new Intl.NumberFormat(undefined, { style: 'unit', unit: 'megabyte', unitDisplay: 'short', maximumFractionDigits: 1 }).format(1.5));
   });
 

@@ -6,6 +6,7 @@ import { CardsPage } from './pages/cards.js';
 import { EditorPage } from './pages/editor/editor-page.js';
 import { FamilyPage } from './pages/family/index.js';
 import { LibraryPage } from './pages/library/library.js';
+import { NowPlaying } from './now-playing.js';
 import { PlayerPage } from './pages/player.js';
 import { SharedWishlistPage, WishlistsPage } from './pages/wishlists.js';
 import { Link, Page } from './ui.js';
@@ -103,6 +104,7 @@ export function App() {
         </button>
       </header>
       {route(current)}
+      <NowPlaying />
     </>
   );
 }

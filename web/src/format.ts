@@ -2,7 +2,12 @@
 
 const dateFormat = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium' });
 const sizeUnits = ['byte', 'kilobyte', 'megabyte', 'gigabyte'] as const;
-const sizeFormats = sizeUnits.map((unit) => new Intl.NumberFormat(undefined, { style: 'unit', unit, unitDisplay: 'short', maximumFractionDigits: 1 }));
+// Bytes in words ("0 bytes", "1 byte": the plural rules are Intl's); larger units short (kB, MB), as file managers write them.
+const sizeFormats = sizeUnits.map(
+  (unit) => new Intl.NumberFormat(undefined, { style: 'unit', unit, unitDisplay: unit === 'byte' ? 'long' : 'short', maximumFractionDigits: 1 }),
+);
+const countFormat = new Intl.NumberFormat(undefined);
+const pluralRules = new Intl.PluralRules(undefined);
 const durationParts = {
   hour: new Intl.NumberFormat(undefined, { style: 'unit', unit: 'hour', unitDisplay: 'narrow' }),
   minute: new Intl.NumberFormat(undefined, { style: 'unit', unit: 'minute', unitDisplay: 'narrow' }),
@@ -15,7 +20,19 @@ const timeFormat = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', tim
 /** A date with its time: when a copy started, until when a code works. */
 export const formatTime = (iso: string): string => timeFormat.format(new Date(iso));
 
-/** 1.5 MB, 320 kB: decimal units, as file managers show them. */
+/** The words for a count in each plural category the language has; `other` is required, as every language has it. */
+export type PluralWords = Partial<Record<Intl.LDMLPluralRule, string>> & { other: string };
+
+/**
+ * A count with its noun in the right plural form for the browser's language: `#` in the words is
+ * the count, formatted (1,234). countOf(1, { one: '# card', other: '# cards' }) is "1 card".
+ */
+export function countOf(count: number, words: PluralWords): string {
+  const form = words[pluralRules.select(count)] ?? words.other;
+  return form.replace('#', countFormat.format(count));
+}
+
+/** 1.5 MB, 320 kB, 12 bytes: decimal units, as file managers show them. */
 export function formatSize(bytes: number): string {
   let unit = 0;
   let value = bytes;

@@ -1,4 +1,6 @@
 // Every English string the app shows, in one place (a translation replaces this file).
+import { countOf } from './format.js';
+
 export const messages = {
   appName: 'Cardshelf',
   nav: { cards: 'My cards', library: 'Family library', wishlists: 'Wishlists', family: 'Family', links: 'Linked services', signOut: 'Sign out', main: 'Main' },
@@ -38,8 +40,6 @@ export const messages = {
     removed: (title: string) => `Deleted “${title}”.`,
     undo: 'Undo',
     cover: (title: string) => `Cover of ${title}`,
-    summary: (count: number) => (count === 1 ? '1 card' : `${count} cards`),
-    storage: 'Audio on your cards, as each card states its size:',
   },
   editor: {
     newTitle: 'Make a card',
@@ -161,7 +161,6 @@ export const messages = {
     copied: 'Share link copied.',
     copyByHand: 'The browser did not let the app copy: select the link and copy it.',
     shareLink: 'Share link',
-    items: (n: number) => (n === 1 ? '1 card' : `${n} cards`),
     shared: 'Shared wishlist',
     owner: (who: string) => `Wishlist of ${who}`,
   },
@@ -349,5 +348,28 @@ export const messages = {
     paused: (name: string, title: string) => `${name}: paused, “${title}”`,
     offline: (name: string) => `${name}: offline`,
     none: 'No player is online. Make a browser a player on the Family page.',
+  },
+  /** The bar that follows the person from page to page while a card plays. */
+  nowPlaying: {
+    label: 'Now playing',
+    play: (title: string) => `Play “${title}”`,
+    pause: (title: string) => `Pause “${title}”`,
+  },
+  /** Counts, sizes and names in plain words (issue 35, row 12). */
+  words: {
+    cards: (n: number) => countOf(n, { one: '# card', other: '# cards' }),
+    storage: (size: string) => `Your cards hold ${size} of audio.`,
+    // The interface's categories (DECISIONS.md, cards), by name; '' is a card without one.
+    categories: {
+      '': 'No category',
+      none: 'None',
+      stories: 'Stories',
+      music: 'Music',
+      radio: 'Radio',
+      podcast: 'Podcast',
+      sfx: 'Sound effects',
+      activities: 'Activities',
+      alarms: 'Alarms',
+    } as Record<string, string>,
   },
 } as const;

@@ -1,6 +1,7 @@
 import { useSignal } from '@preact/signals';
 import { useEffect } from 'preact/hooks';
 import { api, coverOf, errorMessage, type CardSummary as Card } from '../api.js';
+import { Cover } from '../design/cover.js';
 import { useLiveEvents } from '../events.js';
 import { formatDuration, formatSize } from '../format.js';
 import { messages } from '../messages.js';
@@ -89,24 +90,24 @@ export function CardsPage() {
             </button>
           </>
         ) : cards.value ? (
-          t.summary(shown.length)
+          messages.words.cards(shown.length)
         ) : (
           messages.common.loading
         )}
       </Status>
       {cards.value && cards.value.length > 0 && (
         <p class="storage">
-          {t.storage} <data value={String(cardsBytes(cards.value))}>{formatSize(cardsBytes(cards.value))}</data>
+          <data value={String(cardsBytes(cards.value))}>{messages.words.storage(formatSize(cardsBytes(cards.value)))}</data>
         </p>
       )}
       {cards.value && shown.length === 0 && <p>{cards.value.length ? t.noMatch : t.none}</p>}
       <ul class="cards">
         {shown.map((card) => (
           <li key={card.cardId} class="card">
-            {coverOf(card) ? <img src={coverOf(card)} alt={t.cover(card.title)} width={104} height={80} /> : <div class="cover-blank" aria-hidden="true" />}
+            <Cover cardId={card.cardId} title={card.title} src={coverOf(card)} />
             <div class="card-body">
               <h2>{card.title}</h2>
-              {card.metadata?.media?.duration ? <p class="meta">{formatDuration(card.metadata.media.duration)}</p> : null}
+              <CardMeta card={card} />
               <div class="actions">
                 <Link to={`/play/${encodeURIComponent(card.cardId)}`} class="button">
                   <span aria-hidden="true">▶ </span>
@@ -127,4 +128,12 @@ export function CardsPage() {
       </ul>
     </Page>
   );
+}
+
+/** What a card is and how long it plays, in words: "Stories, 3m 12s". */
+function CardMeta({ card }: { card: Card }) {
+  const category = card.metadata?.category;
+  const duration = card.metadata?.media?.duration;
+  const parts = [category && category !== 'none' ? (messages.words.categories[category] ?? category) : '', duration ? formatDuration(duration) : ''].filter(Boolean);
+  return parts.length ? <p class="meta">{parts.join(' · ')}</p> : null;
 }

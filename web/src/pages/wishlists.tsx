@@ -1,7 +1,8 @@
 import { useSignal } from '@preact/signals';
 import { useEffect } from 'preact/hooks';
 import { useActions } from '../actions.js';
-import { api, errorMessage, type Wishlist } from '../api.js';
+import { api, coverOf, errorMessage, type CardSummary, type Wishlist } from '../api.js';
+import { Cover } from '../design/cover.js';
 import { messages } from '../messages.js';
 import { ErrorText, Page, Status } from '../ui.js';
 
@@ -10,6 +11,7 @@ export const shareLink = (shareId: string): string => `${location.origin}/app/sh
 
 export function WishlistsPage() {
   const lists = useSignal<Wishlist[] | undefined>(undefined);
+  const known = useSignal<Map<string, CardSummary>>(new Map());
   const { error, status, act } = useActions(() => load());
   const load = async () => {
     const { data, error: e, response } = await api.GET('/wishlists', { params: { query: { format: 'raw' } } });
@@ -17,6 +19,15 @@ export function WishlistsPage() {
     else error.value = errorMessage(e, response);
   };
   useEffect(() => void load(), []);
+  // The cards an item may name (one's own and the family library's), for their titles and covers.
+  useEffect(() => {
+    void Promise.all([api.GET('/content/mine'), api.GET('/card/family/library')]).then(([mine, library]) => {
+      const byId = new Map<string, CardSummary>();
+      for (const card of library.data?.cards ?? []) byId.set(card.cardId, card.card);
+      for (const card of mine.data?.cards ?? []) byId.set(card.cardId, card);
+      known.value = byId;
+    });
+  }, []);
   const put = (w: Wishlist, items: string[]) =>
     act(api.PUT('/wishlists/{wishlistId}', { params: { path: { wishlistId: w.wishlistId } }, body: { content: items.map((item) => ({ item })) } }), messages.common.saved);
 
@@ -30,26 +41,27 @@ export function WishlistsPage() {
       {lists.value?.length === 0 && <p>{t.none}</p>}
       <ul class="wishlists">
         {lists.value?.map((w, n) => (
-          <WishlistRow key={w.wishlistId} list={w} n={n + 1} onItems={(items) => void put(w, items)} onDelete={() => void act(api.DELETE('/wishlists/{wishlistId}', { params: { path: { wishlistId: w.wishlistId } } }), messages.common.saved)} onCopied={(message) => (status.value = message)} />
+          <WishlistRow key={w.wishlistId} list={w} n={n + 1} known={known.value} onItems={(items) => void put(w, items)} onDelete={() => void act(api.DELETE('/wishlists/{wishlistId}', { params: { path: { wishlistId: w.wishlistId } } }), messages.common.saved)} onCopied={(message) => (status.value = message)} />
         ))}
       </ul>
     </Page>
   );
 }
 
-function WishlistRow({ list, n, onItems, onDelete, onCopied }: { list: Wishlist; n: number; onItems: (items: string[]) => void; onDelete: () => void; onCopied: (message: string) => void }) {
+function WishlistRow({ list, n, known, onItems, onDelete, onCopied }: { list: Wishlist; n: number; known: Map<string, CardSummary>; onItems: (items: string[]) => void; onDelete: () => void; onCopied: (message: string) => void }) {
   const item = useSignal('');
   const items = list.content.map((c) => c.item);
   const link = shareLink(list.shareId);
   return (
     <li class="wishlist">
       <h2>
-        {t.title} {n} ({t.items(items.length)})
+        {t.title} {n} ({messages.words.cards(items.length)})
       </h2>
-      <ul>
+      <ul class="items">
         {items.map((id, i) => (
-          <li key={`${id}-${i}`}>
-            {id}{' '}
+          <li key={`${id}-${i}`} class="item">
+            <Cover cardId={id} title={known.get(id)?.title ?? id} src={known.has(id) ? coverOf(known.get(id)!) : undefined} />
+            <span class="item-title">{known.get(id)?.title ?? id}</span>
             <button type="button" aria-label={messages.common.remove(id)} onClick={() => onItems(items.filter((_, j) => j !== i))}>
               ✕
             </button>

@@ -48,7 +48,7 @@ export function Details() {
       <select id="category" value={category.value} onChange={(e) => (category.value = e.currentTarget.value)}>
         {CATEGORIES.map((c) => (
           <option key={c} value={c}>
-            {c || '—'}
+            {messages.words.categories[c] ?? c}
           </option>
         ))}
       </select>

@@ -3,6 +3,7 @@ import { useEffect, useRef } from 'preact/hooks';
 import { useActions } from '../../actions.js';
 import { api, coverOf, errorMessage, type CardSummary, type Group } from '../../api.js';
 import { ConfirmDialog } from '../../confirm-dialog.js';
+import { Cover } from '../../design/cover.js';
 import { useLiveEvents } from '../../events.js';
 import { messages } from '../../messages.js';
 import { PlayOnMenu } from '../../play-on-menu.js';
@@ -96,7 +97,7 @@ export function LibraryPage({ groupId }: { groupId: string | undefined }) {
         <ul class="cards">
           {shown.map(({ cardId, card }) => (
             <li key={cardId} class="card">
-              {coverOf(card) ? <img src={coverOf(card)} alt={messages.cards.cover(card.title)} width={104} height={80} /> : <div class="cover-blank" aria-hidden="true" />}
+              <Cover cardId={cardId} title={card.title} src={coverOf(card)} />
               <div class="card-body">
                 <h2>{card.title}</h2>
                 <PlayOnMenu cardId={cardId} title={card.title} players={players} titleOf={(id) => cards.value?.find((c) => c.cardId === id)?.card.title} />
