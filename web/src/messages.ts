@@ -253,4 +253,14 @@ export const messages = {
     manage: 'Linked services',
   },
   notFound: 'There is no such page.',
+  playerMode: {
+    menu: 'Parent menu',
+    holdHint: 'For grown-ups: press and hold for a second and a half to open the menu (by keyboard, hold Enter or Space).',
+    holding: 'Keep holding…',
+    menuTitle: 'Parent menu',
+    close: 'Close the menu',
+  },
+  offline: {
+    notice: 'You are offline. The app works again when the network is back.',
+  },
 } as const;
