@@ -78,6 +78,10 @@ describe.skipIf(!haveBrowser)(`player mode in Chromium on ${testDialect()}`, { t
     context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
     page = await context.newPage();
     page.on('pageerror', (err) => thrown.push(err.message));
+    // A policy's refusal (the service worker, the manifest, an icon) is a console error.
+    page.on('console', (msg) => {
+      if (msg.type() === 'error' && !/net::ERR_INTERNET_DISCONNECTED/.test(msg.text())) thrown.push(`console: ${msg.text()}`);
+    });
     await page.goto(`${base}/app/be-player`);
     await page.getByRole('button', { name: 'Sign in' }).click();
     await page.getByLabel('Email').fill(ME.email);
@@ -157,6 +161,12 @@ describe.skipIf(!haveBrowser)(`player mode in Chromium on ${testDialect()}`, { t
     expect(manifest.theme_color).toMatch(/^#[0-9a-f]{6}$/i);
     expect(manifest.background_color).toMatch(/^#[0-9a-f]{6}$/i);
     expect(new URL(manifest.start_url, manifestUrl).pathname).toBe('/app/be-player');
+    // As the browser itself reads it for installing (under manifest-src): no errors.
+    const cdp = await context.newCDPSession(page);
+    const read = await cdp.send('Page.getAppManifest');
+    expect(read.errors).toEqual([]);
+    expect(read.url).toBe(manifestUrl);
+    await cdp.detach();
     for (const size of [192, 512]) {
       const icon = manifest.icons.find((i) => i.sizes === `${size}x${size}` && i.type === 'image/png');
       expect(icon, `${size} px icon`).toBeDefined();
