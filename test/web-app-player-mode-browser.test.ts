@@ -126,7 +126,14 @@ describe.skipIf(!haveBrowser)(`player mode in Chromium on ${testDialect()}`, { t
   });
 
   it('the mouse held on the corner control opens the menu: the pages, Sign out, Stop being a player', async () => {
-    await pressWithMouse(HELD_MS);
+    const box = (await hold().boundingBox())!;
+    await page.mouse.move(box.x + box.width / 2, box.y + box.height / 2);
+    await page.mouse.down();
+    // While held, the control shows its progress over the hold's time.
+    const progress = await page.evaluate<[string, string]>("(() => { const s = getComputedStyle(document.querySelector('.hold-button'), '::after'); return [s.animationName, s.animationDuration]; })()");
+    expect(progress).toEqual(['hold-fill', '1.5s']);
+    await page.waitForTimeout(HELD_MS);
+    await page.mouse.up();
     await expectMenuShown();
     expect(await page.evaluate<string>('document.activeElement.textContent')).toBe('Parent menu');
     await closeMenu();

@@ -256,8 +256,6 @@ export const messages = {
   playerMode: {
     menu: 'Parent menu',
     holdHint: 'For grown-ups: press and hold for a second and a half to open the menu (by keyboard, hold Enter or Space).',
-    holding: 'Keep holding…',
-    menuTitle: 'Parent menu',
     close: 'Close the menu',
   },
   offline: {

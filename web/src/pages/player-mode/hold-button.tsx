@@ -38,6 +38,8 @@ export function HoldButton({ label, hint, onHold, children }: { label: string; h
         aria-label={label}
         aria-describedby={hintId}
         data-holding={holding.value ? '' : undefined}
+        // The progress bar's duration (player-mode.css), set through the CSSOM, which the policy allows.
+        style={{ '--hold-ms': `${HOLD_MS}ms` }}
         onPointerDown={(e) => {
           if (e.button === 0) start();
         }}

@@ -46,7 +46,7 @@ function ParentMenu({ onClose, onLeave }: { onClose: () => void; onLeave: () => 
   return (
     <section class="parent-menu" aria-labelledby="parent-menu-title">
       <h2 id="parent-menu-title" tabIndex={-1} ref={heading}>
-        {t.menuTitle}
+        {t.menu}
       </h2>
       <MainNav current="/be-player" />
       <div class="parent-menu-actions">
