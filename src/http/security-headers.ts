@@ -32,6 +32,10 @@ export function webAppPolicy(sources: WebAppSources): Record<string, string[]> {
     mediaSrc: ["'self'", 'blob:', ...media],
     connectSrc: ["'self'"],
     fontSrc: ["'self'"],
+    // The app's service worker (/app/sw.js) and web app manifest, from this origin only. Named
+    // though they would fall back to script-src and default-src, so neither widens with those.
+    workerSrc: ["'self'"],
+    manifestSrc: ["'self'"],
     objectSrc: ["'none'"],
     baseUri: ["'none'"],
     formAction: ["'self'"],

@@ -17,7 +17,9 @@ export const WEB_APP_DIR = fileURLToPath(new URL('../../dist/app/', import.meta.
  * The family web app (web/), a single-page app: its files under /app/, and every other /app/
  * path answers its index.html, so that a reload of /app/cards/abc opens that page. The hashed
  * assets are cached for good; index.html is always revalidated, so a new release is seen at once.
- * Its Content-Security-Policy is set with the other security headers (http/security-headers.ts).
+ * Text files go as the build's brotli or gzip copy (web/vite.config.ts) where the browser accepts
+ * one. /favicon.ico, which browsers ask for at the root, is the app's. Its Content-Security-Policy
+ * is set with the other security headers (http/security-headers.ts).
  */
 export async function registerWebApp(app: FastifyInstance, root = WEB_APP_DIR): Promise<void> {
   if (!existsSync(`${root}/index.html`)) {
@@ -35,12 +37,17 @@ export async function registerWebApp(app: FastifyInstance, root = WEB_APP_DIR): 
     wildcard: false,
     index: false,
     schemaHide: true,
+    // The build's .br and .gz beside each text file, chosen by Accept-Encoding; other files as they are.
+    preCompressed: true,
     // Set by setHeaders instead, per file.
     cacheControl: false,
     setHeaders(res, path) {
       res.setHeader('cache-control', path.includes('/assets/') ? 'public, max-age=31536000, immutable' : 'no-cache');
+      // preCompressed answers by Accept-Encoding without saying so: a shared cache must know.
+      res.setHeader('vary', 'accept-encoding');
     },
   });
+  app.get('/favicon.ico', { schema: { hide: true } }, (_request, reply) => reply.sendFile('favicon.ico', root));
   const page = (_request: unknown, reply: FastifyReply) => reply.sendFile('index.html', root);
   // `/app` too (the router ignores trailing slashes); the page's asset paths are absolute.
   app.get(WEB_APP_PATH, { schema: { hide: true } }, page);

@@ -1,6 +1,7 @@
 import { useSignal } from '@preact/signals';
 import { useEffect } from 'preact/hooks';
 import { hasOwnSignIn, signIn, signOut, tokens, useToken } from './auth.js';
+import { MainNav } from './main-nav.js';
 import { messages } from './messages.js';
 import { CardsPage } from './pages/cards.js';
 import { EditorPage } from './pages/editor/editor-page.js';
@@ -12,14 +13,6 @@ import { SharedWishlistPage, WishlistsPage } from './pages/wishlists.js';
 import { Link, Page } from './ui.js';
 import { path } from './router.js';
 import { hasPlayerCredential } from './player-credential.js';
-
-const NAV = [
-  ['/', messages.nav.cards],
-  ['/library', messages.nav.library],
-  ['/wishlists', messages.nav.wishlists],
-  ['/family', messages.nav.family],
-  ['/links', messages.nav.links],
-] as const;
 
 function route(current: string) {
   const [, first = '', id = '', sub = ''] = current.split('/');
@@ -80,7 +73,8 @@ function PlayerSettings({ deviceId }: { deviceId: string }) {
 }
 
 export function App() {
-  // A browser made a player runs as the player with its own credential, signed in or not.
+  // A browser made a player runs as the player with its own credential, signed in or not, in
+  // player mode: no header; the menu is behind a held control (pages/player-mode/).
   if (path.value === '/be-player' && hasPlayerCredential()) return <BePlayer />;
   if (!tokens.value) return <SignIn />;
   const current = path.value;
@@ -88,17 +82,7 @@ export function App() {
     <>
       <header class="top">
         <span class="brand">{messages.appName}</span>
-        <nav aria-label={messages.nav.main}>
-          <ul>
-            {NAV.map(([to, label]) => (
-              <li key={to}>
-                <Link to={to} current={current === to || (to !== '/' && current.startsWith(to))}>
-                  {label}
-                </Link>
-              </li>
-            ))}
-          </ul>
-        </nav>
+        <MainNav current={current} />
         <button type="button" class="quiet" onClick={() => void signOut()}>
           {messages.nav.signOut}
         </button>

@@ -4,6 +4,7 @@ import { finishSignIn } from './auth.js';
 import { followLiveEvents } from './events.js';
 import { BASE, navigate, path } from './router.js';
 import { messages } from './messages.js';
+import { OfflineNotice } from './offline.js';
 
 /** The sign-in's way back (/app/callback) is handled before the app shows anything. */
 async function start(): Promise<void> {
@@ -17,7 +18,13 @@ async function start(): Promise<void> {
       sessionStorage.setItem('cardshelf:sign-in-error', messages.signIn.failed((err as Error).message));
     }
   }
-  render(<App />, root);
+  render(
+    <>
+      <OfflineNotice />
+      <App />
+    </>,
+    root,
+  );
   followLiveEvents();
 }
 

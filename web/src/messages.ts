@@ -372,4 +372,12 @@ export const messages = {
       alarms: 'Alarms',
     } as Record<string, string>,
   },
+  playerMode: {
+    menu: 'Parent menu',
+    holdHint: 'For grown-ups: press and hold for a second and a half to open the menu (by keyboard, hold Enter or Space).',
+    close: 'Close the menu',
+  },
+  offline: {
+    notice: 'You are offline. The app works again when the network is back.',
+  },
 } as const;

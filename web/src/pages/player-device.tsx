@@ -8,6 +8,7 @@ import { loadCredential, storeCredential, type PlayerCredential } from '../playe
 import { followAsPlayer, playerApi } from '../player-stream.js';
 import { useQueuePlayback } from '../queue-playback.js';
 import { ErrorText, Page, Status } from '../ui.js';
+import { PlayerMode } from './player-mode/player-mode.js';
 
 const t = messages.players;
 /** Reports this often while nothing changes: the server counts a player online for 30 s after a report. */
@@ -151,48 +152,47 @@ function DevicePlayer({ credential, onForget }: { credential: PlayerCredential; 
   const title = card.value && track && !state.value.stopped ? card.value.title : credential.name;
   const cover = card.value ? coverOf(card.value) : undefined;
   return (
-    <Page title={title}>
-      <Status>{revoked.value ? t.revoked : connected.value ? t.connected : t.reconnecting}</Status>
-      <ErrorText message={error.value} />
-      {playback.needsTap.value && (
-        <p>
-          {t.startHint}{' '}
-          <button type="button" class="primary" onClick={playback.start}>
-            {t.start}
+    <PlayerMode onLeave={onForget}>
+      <Page title={title}>
+        <Status>{revoked.value ? t.revoked : connected.value ? t.connected : t.reconnecting}</Status>
+        <ErrorText message={error.value} />
+        {playback.needsTap.value && (
+          <div class="player-controls">
+            <p>{t.startHint}</p>
+            <button type="button" class="primary" onClick={playback.start}>
+              {t.start}
+            </button>
+          </div>
+        )}
+        {track && !state.value.stopped ? (
+          <div class="now-playing">
+            {cover && <img src={cover} alt={messages.cards.cover(card.value!.title)} class="now-cover" />}
+            <p class="now-track">
+              {track.icon && <img src={track.icon} alt="" width={64} height={64} class="pixel-icon" />} {t.now(track.chapterTitle, track.title)}
+            </p>
+          </div>
+        ) : (
+          <p>{t.waiting(credential.name)}</p>
+        )}
+        {/* Families' own recordings come without captions or transcripts to offer. */}
+        {/* eslint-disable-next-line jsx-a11y/media-has-caption */}
+        <audio
+          ref={audio}
+          src={track && !state.value.stopped ? track.url : undefined}
+          preload="auto"
+          onLoadedMetadata={(e) => {
+            if (startAt.current) e.currentTarget.currentTime = startAt.current;
+            startAt.current = 0;
+            report();
+          }}
+          {...playback.handlers}
+        />
+        <div class="player-controls">
+          <button type="button" onClick={() => void document.documentElement.requestFullscreen?.().catch(() => undefined)}>
+            {t.fullScreen}
           </button>
-        </p>
-      )}
-      {track && !state.value.stopped ? (
-        <div class="now-playing">
-          {cover && <img src={cover} alt={messages.cards.cover(card.value!.title)} class="now-cover" />}
-          <p class="now-track">
-            {track.icon && <img src={track.icon} alt="" width={64} height={64} class="pixel-icon" />} {t.now(track.chapterTitle, track.title)}
-          </p>
         </div>
-      ) : (
-        <p>{t.waiting(credential.name)}</p>
-      )}
-      {/* Families' own recordings come without captions or transcripts to offer. */}
-      {/* eslint-disable-next-line jsx-a11y/media-has-caption */}
-      <audio
-        ref={audio}
-        src={track && !state.value.stopped ? track.url : undefined}
-        preload="auto"
-        onLoadedMetadata={(e) => {
-          if (startAt.current) e.currentTarget.currentTime = startAt.current;
-          startAt.current = 0;
-          report();
-        }}
-        {...playback.handlers}
-      />
-      <div class="toolbar">
-        <button type="button" onClick={() => void document.documentElement.requestFullscreen?.().catch(() => undefined)}>
-          {t.fullScreen}
-        </button>
-        <button type="button" onClick={onForget}>
-          {t.forget}
-        </button>
-      </div>
-    </Page>
+      </Page>
+    </PlayerMode>
   );
 }
