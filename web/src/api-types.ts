@@ -2249,6 +2249,7 @@ export interface operations {
                             createdAt: string;
                             url: string;
                             public: boolean;
+                            /** @description a public icon's title; one's own icon's, from the `filename` it was uploaded with */
                             title?: string;
                             publicTags?: string[];
                             new?: boolean;
@@ -2296,6 +2297,7 @@ export interface operations {
                             createdAt: string;
                             url: string;
                             public: boolean;
+                            /** @description a public icon's title; one's own icon's, from the `filename` it was uploaded with */
                             title?: string;
                             publicTags?: string[];
                             new?: boolean;
@@ -2321,6 +2323,7 @@ export interface operations {
             query?: {
                 /** @description Resizes the image to 16x16 and converts it to PNG; off, it must already be a 16x16 PNG or GIF. On unless `false`. */
                 autoConvert?: string;
+                /** @description Titles the icon: the name without folders or extension, at most 200 characters. Sent again with the same image, it retitles the icon. */
                 filename?: string;
             };
             header?: never;
@@ -2344,6 +2347,7 @@ export interface operations {
                             createdAt: string;
                             url: string;
                             public: boolean;
+                            /** @description a public icon's title; one's own icon's, from the `filename` it was uploaded with */
                             title?: string;
                             publicTags?: string[];
                             new?: boolean;
@@ -2387,6 +2391,7 @@ export interface operations {
                             createdAt: string;
                             url: string;
                             public: boolean;
+                            /** @description a public icon's title; one's own icon's, from the `filename` it was uploaded with */
                             title?: string;
                             publicTags?: string[];
                             new?: boolean;
