@@ -6,6 +6,7 @@ import { messages } from '../messages.js';
 import { navigate } from '../router.js';
 import { ErrorText, Link, Page, Status } from '../ui.js';
 import { SendTo } from './send-to.js';
+import { IconPicker } from '../icons/icon-picker.js';
 import { newUpload, start, type Transcoded, type Upload } from '../uploads.js';
 import { numberedTitles } from '../numbering.js';
 import { moveBy, moveSelected, moveTo, moveTrack, trackStep, type Listed, type TrackAt } from '../reorder.js';
@@ -23,11 +24,6 @@ interface EditChapter extends Listed {
   icon: string | null;
   tracks: EditTrack[];
   stored: Partial<Chapter>;
-}
-interface Icon {
-  ref: string;
-  url: string;
-  title: string;
 }
 
 let uid = 0;
@@ -113,7 +109,6 @@ export function EditorPage({ cardId }: { cardId: string | undefined }) {
   const uploads = useSignal<Upload[]>([]);
   /** The chapter each upload's batch fills (one chapter of many tracks), by upload id. */
   const targets = useRef(new Map<number, string | undefined>()).current;
-  const icons = useSignal<Icon[]>([]);
   const error = useSignal<string | undefined>(undefined);
   /** Why the last save failed, said beside Save; `retry` when trying again may succeed. */
   const saveFailure = useSignal<{ message: string; retry: boolean } | undefined>(undefined);
@@ -143,9 +138,6 @@ export function EditorPage({ cardId }: { cardId: string | undefined }) {
 
   useEffect(() => {
     if (cardId) void load(cardId);
-    void Promise.all([api.GET('/media/displayIcons/user/yoto'), api.GET('/media/displayIcons/user/me')]).then((answers) => {
-      icons.value = answers.flatMap((a) => a.data?.displayIcons ?? []).map((i) => ({ ref: `yoto:#${i.mediaId}`, url: i.url, title: i.title ?? i.mediaId.slice(0, 8) }));
-    });
   }, []);
   useEffect(() => {
     if (conflict.value) dialog.current?.showModal();
@@ -183,11 +175,9 @@ export function EditorPage({ cardId }: { cardId: string | undefined }) {
       body: file,
       headers: { 'content-type': file.type || 'application/octet-stream' },
     });
-    const body = (await answer.json()) as { displayIcon?: { mediaId: string; url: string; title?: string }; error?: { message: string } };
+    const body = (await answer.json()) as { displayIcon?: unknown; error?: { message: string } };
     if (!body.displayIcon) return void (error.value = body.error?.message ?? `HTTP ${answer.status}`);
-    const icon = body.displayIcon;
-    const ref = `yoto:#${icon.mediaId}`;
-    if (!icons.value.some((i) => i.ref === ref)) icons.value = [...icons.value, { ref, url: icon.url, title: icon.title ?? file.name.replace(/\.[^.]+$/, '') }];
+    // The pickers list one's own icons afresh when opened: the new one is among them.
     status.value = t.iconAdded;
   };
 
@@ -373,7 +363,7 @@ export function EditorPage({ cardId }: { cardId: string | undefined }) {
               <button type="button" onClick={() => setChapters(moveSelected(chapters.value, (c) => chosen.has(c.uid), 1))}>
                 {t.moveSelectedDown}
               </button>
-              <IconSelect id="bulk-icon" label={t.icon(t.selected(chosen.size))} icons={icons.value} value={null} onChange={(icon) => bulk((c) => ({ ...c, icon }))} />
+              <IconPicker label={t.icon(t.selected(chosen.size))} value={undefined} onChange={(icon) => bulk((c) => ({ ...c, icon: icon ?? null }))} />
             </div>
           )}
           {chapters.value.length === 0 && <p>{t.noChapters}</p>}
@@ -384,7 +374,6 @@ export function EditorPage({ cardId }: { cardId: string | undefined }) {
                 chapter={chapter}
                 index={i}
                 count={chapters.value.length}
-                icons={icons.value}
                 selected={chosen.has(chapter.uid)}
                 onSelect={() => toggle(chapter.uid)}
                 onChange={(change) => updateChapter(i, change)}
@@ -473,31 +462,10 @@ function UploadRow({ row, onRetry }: { row: Upload; onRetry: () => void }) {
   );
 }
 
-function IconSelect({ id, label, icons, value, onChange }: { id: string; label: string; icons: Icon[]; value: string | null; onChange: (icon: string | null) => void }) {
-  const current = icons.find((i) => i.ref === value || i.ref.slice(5) === value?.replace(/^(yoto|service):/, ''));
-  return (
-    <span class="icon-select">
-      {current ? <img src={current.url} alt="" width={16} height={16} /> : null}
-      <label for={id} class="visually-hidden">
-        {label}
-      </label>
-      <select id={id} value={current?.ref ?? ''} onChange={(e) => onChange(e.currentTarget.value || null)}>
-        <option value="">{t.noIcon}</option>
-        {icons.map((icon) => (
-          <option key={icon.ref} value={icon.ref}>
-            {icon.title}
-          </option>
-        ))}
-      </select>
-    </span>
-  );
-}
-
 interface RowProps {
   chapter: EditChapter;
   index: number;
   count: number;
-  icons: Icon[];
   selected: boolean;
   onSelect: () => void;
   onChange: (change: Partial<EditChapter>) => void;
@@ -512,7 +480,7 @@ interface RowProps {
   onMerge: () => void;
 }
 
-function ChapterRow({ chapter, index, count, icons, selected, onSelect, onChange, onMove, onMoveTrack, trackStep: stepOf, onDropOn, onRemove, onSplit, onMerge }: RowProps) {
+function ChapterRow({ chapter, index, count, selected, onSelect, onChange, onMove, onMoveTrack, trackStep: stepOf, onDropOn, onRemove, onSplit, onMerge }: RowProps) {
   const n = index + 1;
   const name = chapter.title || `${n}`;
   const handle = useRef<HTMLButtonElement>(null);
@@ -569,7 +537,7 @@ function ChapterRow({ chapter, index, count, icons, selected, onSelect, onChange
           }}
         />
         <span class="meta">{formatDuration(duration)}</span>
-        <IconSelect id={`icon-${chapter.uid}`} label={t.icon(name)} icons={icons} value={chapter.icon} onChange={(icon) => onChange({ icon })} />
+        <IconPicker label={t.icon(name)} value={chapter.icon ?? undefined} onChange={(icon) => onChange({ icon: icon ?? null })} suggestFor={chapter.title} />
         <span class="actions">
           <button type="button" ref={handle} disabled={index === 0} onClick={() => move(-1)} aria-label={messages.common.moveUp(name)}
             onKeyDown={(e) => {
@@ -641,12 +609,11 @@ function ChapterRow({ chapter, index, count, icons, selected, onSelect, onChange
                 }}
               />
               <span class="meta">{formatDuration(track.stored.duration ?? 0)}</span>
-              <IconSelect
-                id={`icon-${track.uid}`}
+              <IconPicker
                 label={t.icon(track.title || t.trackTitle(j + 1, n))}
-                icons={icons}
-                value={track.stored.display?.icon16x16 ?? null}
-                onChange={(icon) => onChange({ tracks: chapter.tracks.map((tr, k) => (k === j ? { ...tr, stored: { ...tr.stored, display: { ...tr.stored.display, icon16x16: icon } } } : tr)) })}
+                value={track.stored.display?.icon16x16 ?? undefined}
+                onChange={(icon) => onChange({ tracks: chapter.tracks.map((tr, k) => (k === j ? { ...tr, stored: { ...tr.stored, display: { ...tr.stored.display, icon16x16: icon ?? null } } } : tr)) })}
+                suggestFor={track.title}
               />
               <button type="button" disabled={j === 0} onClick={() => onChange({ tracks: moveBy(chapter.tracks, j, -1) })} aria-label={messages.common.moveUp(track.title)}>
                 ↑
