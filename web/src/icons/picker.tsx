@@ -1,6 +1,6 @@
 import { useSignal } from '@preact/signals';
 import type { JSX } from 'preact';
-import { useEffect, useId, useRef } from 'preact/hooks';
+import { useEffect, useId, useLayoutEffect, useRef } from 'preact/hooks';
 import { messages } from '../messages.js';
 import type { IconPickerProps } from './icon-picker.js';
 import { ensureIcons, hashOf, ownIcons, publicIcons, refreshOwnIcons, type PickerIcon } from './icon-list.js';
@@ -38,9 +38,11 @@ export function Picker(props: IconPickerProps): JSX.Element {
   const id = useId();
 
   useEffect(() => void ensureIcons(), []);
-  useEffect(() => {
+  // Focused as the panel is drawn, before any further key arrives: what is typed at once is kept.
+  useLayoutEffect(() => {
     if (!open.value) return;
     input.current?.focus();
+    void ensureIcons();
     void refreshOwnIcons();
   }, [open.value]);
 
