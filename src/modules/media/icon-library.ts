@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { icons, info } from '@iconify-json/pixelarticons';
 import { imageWork, sharp } from './image-work.js';
 
@@ -93,9 +94,18 @@ export function libraryIconNames(): string[] {
   return [...families.values()];
 }
 
-/** Each library icon, made when asked for (a few hundred: made one at a time, not all held at once). */
+/**
+ * Each library icon, made when asked for (a few hundred: made one at a time, not all held at
+ * once). Two names the same picture at 16x16 (open and external-link) would be one icon,
+ * retitled by the second: the first name keeps it.
+ */
 export async function* libraryIcons(): AsyncGenerator<LibraryIcon> {
+  const made = new Set<string>();
   for (const name of libraryIconNames()) {
-    yield { title: titleOf(name), tags: tagsOf(name), png: await pixels(icons.icons[name]!.body) };
+    const png = await pixels(icons.icons[name]!.body);
+    const hash = createHash('sha256').update(png).digest('hex');
+    if (made.has(hash)) continue;
+    made.add(hash);
+    yield { title: titleOf(name), tags: tagsOf(name), png };
   }
 }
