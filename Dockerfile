@@ -44,7 +44,7 @@ RUN apt-get update \
  && rm -rf /var/lib/apt/lists/*
 COPY --from=deps --chown=root:root /app/node_modules ./node_modules
 COPY --from=deps --chown=root:root /app/dist ./dist
-COPY --chown=root:root package.json ./
+COPY --chown=root:root package.json NOTICE ./
 COPY --chown=root:root bin ./bin
 COPY --chown=root:root scripts/healthcheck.js ./scripts/healthcheck.js
 # The SQLite store and the local issuer's key live in /data (unused with DATABASE_URL and an

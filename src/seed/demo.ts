@@ -174,5 +174,5 @@ export async function seedDemo(store: Store, config: Readonly<Config>, log: (lin
   }
   log('library: dmFr1, dmCl1; group "Bedtime"');
 
-  log(`public display icons: ${(await seedPublicIcons(store, config)).join(', ')}`);
+  log(`public display icons: ${await seedPublicIcons(store, config)}`);
 }

@@ -2320,6 +2320,7 @@ export interface operations {
                             createdAt: string;
                             url: string;
                             public: boolean;
+                            /** @description a public icon's title; one's own icon's, from the `filename` it was uploaded with */
                             title?: string;
                             publicTags?: string[];
                             new?: boolean;
@@ -2367,6 +2368,7 @@ export interface operations {
                             createdAt: string;
                             url: string;
                             public: boolean;
+                            /** @description a public icon's title; one's own icon's, from the `filename` it was uploaded with */
                             title?: string;
                             publicTags?: string[];
                             new?: boolean;
@@ -2392,6 +2394,7 @@ export interface operations {
             query?: {
                 /** @description Resizes the image to 16x16 and converts it to PNG; off, it must already be a 16x16 PNG or GIF. On unless `false`. */
                 autoConvert?: string;
+                /** @description Titles the icon: the name without folders or extension, at most 200 characters. Sent again with the same image, it retitles the icon. */
                 filename?: string;
             };
             header?: never;
@@ -2415,6 +2418,7 @@ export interface operations {
                             createdAt: string;
                             url: string;
                             public: boolean;
+                            /** @description a public icon's title; one's own icon's, from the `filename` it was uploaded with */
                             title?: string;
                             publicTags?: string[];
                             new?: boolean;
@@ -2458,6 +2462,7 @@ export interface operations {
                             createdAt: string;
                             url: string;
                             public: boolean;
+                            /** @description a public icon's title; one's own icon's, from the `filename` it was uploaded with */
                             title?: string;
                             publicTags?: string[];
                             new?: boolean;

@@ -49,6 +49,19 @@ export interface DisplayIcon {
   new?: boolean;
 }
 
+/** Longest title an uploaded icon takes from its file name (the admin API's `title` limit). */
+export const ICON_TITLE_LENGTH = 200;
+
+/**
+ * An uploaded icon's title, from the `filename` the upload names: the name without folders or
+ * extension ("photos/Rocket ship.png" -> "Rocket ship"), its first ICON_TITLE_LENGTH characters;
+ * none when that leaves nothing.
+ */
+export function iconTitle(filename: string | undefined): string | null {
+  const base = (filename ?? '').split(/[\\/]/).pop()!.replace(/\.[^.]*$/, '').trim();
+  return base === '' ? null : [...base].slice(0, ICON_TITLE_LENGTH).join('');
+}
+
 /** An icon as stored: made a PNG, or kept as sent (a 16x16 PNG or GIF). */
 interface IconImage {
   bytes: Buffer;
@@ -58,7 +71,8 @@ interface IconImage {
 export interface Images {
   uploadCover(userId: string, bytes: Buffer, opts: { autoconvert: boolean; coverType?: string }): Promise<{ mediaId: string; mediaUrl: string }>;
   listIcons(ownerId: string): Promise<DisplayIcon[]>;
-  uploadIcon(userId: string, bytes: Buffer, opts: { autoConvert: boolean }): Promise<DisplayIcon>;
+  /** `filename`, when sent, titles the icon (iconTitle): the same image again with another retitles it. */
+  uploadIcon(userId: string, bytes: Buffer, opts: { autoConvert: boolean; filename?: string }): Promise<DisplayIcon>;
   /** Adds (or retitles) a public icon: the admin API and the demo seed. */
   putPublicIcon(bytes: Buffer, opts: { title?: string; tags: string[] }): Promise<DisplayIcon>;
   uploadFamilyImage(familyId: string, bytes: Buffer): Promise<{ imageId: string; url: string }>;
@@ -104,7 +118,7 @@ export function createImages(deps: {
       createdAt: row.created_at,
       url: publicUrl(row.media_id),
       public: isPublic,
-      ...(isPublic ? { title: row.title ?? '', publicTags: JSON.parse(row.public_tags) as string[] } : {}),
+      ...(isPublic ? { title: row.title ?? '', publicTags: JSON.parse(row.public_tags) as string[] } : row.title === null ? {} : { title: row.title }),
     };
   }
 
@@ -119,7 +133,8 @@ export function createImages(deps: {
       created_at: now(),
     };
     const created = await repo.insertIcon(db, row);
-    if (!created && ownerId === PUBLIC_ICONS_OWNER) await repo.updateIcon(db, ownerId, mediaId, title, row.public_tags);
+    // A public icon is retitled (and retagged) by the operator; one's own by a new name only.
+    if (!created && (ownerId === PUBLIC_ICONS_OWNER || title !== null)) await repo.updateIcon(db, ownerId, mediaId, title, row.public_tags);
     const stored = await repo.findIconByMedia(db, ownerId, mediaId);
     return { ...icon(stored as DisplayIconRow), ...(created ? { new: true } : {}) };
   }
@@ -170,7 +185,7 @@ export function createImages(deps: {
     },
 
     async uploadIcon(userId, bytes, opts) {
-      return addIcon(userId, await iconImage(bytes, opts.autoConvert), null, []);
+      return addIcon(userId, await iconImage(bytes, opts.autoConvert), iconTitle(opts.filename), []);
     },
 
     async putPublicIcon(bytes, opts) {

@@ -213,7 +213,7 @@ export async function mediaRoutes(
       response: { 200: DisplayIconAnswer, ...authErrors, 413: ErrorRef },
     },
     handler: async (req) => ({
-      displayIcon: await images.uploadIcon(req.principal.userId, await imageOf(req), { autoConvert: on(req.query.autoConvert) }),
+      displayIcon: await images.uploadIcon(req.principal.userId, await imageOf(req), { autoConvert: on(req.query.autoConvert), filename: req.query.filename }),
     }),
   });
 

@@ -93,7 +93,7 @@ const DisplayIcon = Type.Object({
   createdAt: Type.String(),
   url: Type.String(),
   public: Type.Boolean(),
-  title: Type.Optional(Type.String()),
+  title: Type.Optional(Type.String({ description: "a public icon's title; one's own icon's, from the `filename` it was uploaded with" })),
   publicTags: Type.Optional(Type.Array(Type.String())),
   new: Type.Optional(Type.Boolean()),
 });
@@ -103,7 +103,12 @@ export const DisplayIconAnswer = Type.Object({ displayIcon: DisplayIcon });
 
 export const IconUploadQuery = Type.Object({
   autoConvert: OnUnlessFalse('Resizes the image to 16x16 and converts it to PNG; off, it must already be a 16x16 PNG or GIF.'),
-  filename: Type.Optional(Type.String({ maxLength: 1024 })),
+  filename: Type.Optional(
+    Type.String({
+      maxLength: 1024,
+      description: "Titles the icon: the name without folders or extension, at most 200 characters. Sent again with the same image, it retitles the icon.",
+    }),
+  ),
 });
 
 export const PublicIconQuery = Type.Object({

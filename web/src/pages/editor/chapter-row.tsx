@@ -4,7 +4,7 @@ import { formatDuration } from '../../format.js';
 import { messages } from '../../messages.js';
 import { moveBy, moveTo, moveTrack, trackStep, type TrackAt } from '../../reorder.js';
 import { CHAPTER_DRAG, TRACK_DRAG, trackFrom } from './drag.js';
-import { IconPicker } from './icon-picker.js';
+import { IconPicker } from '../../icons/icon-picker.js';
 import { removeChapters, removeTrack } from './removal.js';
 import { SAVE_FAILURE_ID, setChapters, updateChapter, useEditor, type EditChapter, type EditorState, type EditTrack } from './state.js';
 

@@ -7,7 +7,7 @@ import { numberedTitles } from '../../numbering.js';
 import { moveSelected } from '../../reorder.js';
 import { ErrorText, Status } from '../../ui.js';
 import { ChapterRow } from './chapter-row.js';
-import { IconPicker } from './icon-picker.js';
+import { IconPicker } from '../../icons/icon-picker.js';
 import { removeChapters } from './removal.js';
 import './editor.css';
 import { setChapters, useEditor, type EditChapter, type EditorState } from './state.js';
@@ -36,9 +36,8 @@ export function Chapters() {
   );
 }
 
-/** A new icon of one's own (any image, made 16×16), added to every picker's list. */
+/** A new icon of one's own (any image, made 16×16), titled by its file's name; the pickers list one's own icons afresh when opened. */
 function IconUpload() {
-  const { icons } = useEditor();
   const status = useSignal('');
   const error = useSignal<string | undefined>(undefined);
   const upload = async (file: File): Promise<void> => {
@@ -49,11 +48,8 @@ function IconUpload() {
       body: file,
       headers: { 'content-type': file.type || 'application/octet-stream' },
     });
-    const body = (await answer.json()) as { displayIcon?: { mediaId: string; url: string; title?: string }; error?: { message: string } };
+    const body = (await answer.json()) as { displayIcon?: unknown; error?: { message: string } };
     if (!body.displayIcon) return void (error.value = body.error?.message ?? `HTTP ${answer.status}`);
-    const icon = body.displayIcon;
-    const ref = `yoto:#${icon.mediaId}`;
-    if (!icons.value.some((i) => i.ref === ref)) icons.value = [...icons.value, { ref, url: icon.url, title: icon.title ?? file.name.replace(/\.[^.]+$/, '') }];
     status.value = t.iconAdded;
   };
   return (

@@ -27,9 +27,6 @@ export function EditorPage({ cardId }: { cardId: string | undefined }) {
 
   useEffect(() => {
     if (cardId) void load(cardId);
-    void Promise.all([api.GET('/media/displayIcons/user/yoto'), api.GET('/media/displayIcons/user/me')]).then((answers) => {
-      state.icons.value = answers.flatMap((a) => a.data?.displayIcons ?? []).map((i) => ({ ref: `yoto:#${i.mediaId}`, url: i.url, title: i.title ?? i.mediaId.slice(0, 8) }));
-    });
   }, []);
 
   const card = state.card.value;

@@ -17,11 +17,6 @@ export interface EditChapter extends Listed {
   tracks: EditTrack[];
   stored: Partial<Chapter>;
 }
-export interface Icon {
-  ref: string;
-  url: string;
-  title: string;
-}
 
 /** One editor's state: made once per page (no state outlives it), shared with its parts by context. */
 export interface EditorState {
@@ -36,8 +31,6 @@ export interface EditorState {
   chapters: Signal<EditChapter[]>;
   /** The chapters chosen for a bulk action, by uid. */
   selected: Signal<Set<string>>;
-  /** The public icons and one's own, for the icon pickers. */
-  icons: Signal<Icon[]>;
   layout: Signal<'perFile' | 'oneChapter'>;
   uploads: Signal<Upload[]>;
   /** The chapter each upload's batch fills (one chapter of many tracks), by upload id. */
@@ -77,7 +70,6 @@ export function createEditorState(isNew: boolean): EditorState {
     cover: signal(undefined),
     chapters: signal([]),
     selected: signal(new Set()),
-    icons: signal([]),
     layout: signal('perFile'),
     uploads: signal([]),
     targets: new Map(),
