@@ -83,7 +83,7 @@ export function CardPicker({ id, cards, onPick }: { id: string; cards: readonly 
             <span class="wish-cover" aria-hidden="true">
               <Cover cardId={card.cardId} title={card.title} src={card.cover} />
             </span>
-            <span>{card.title}</span>
+            <span class="option-title">{card.title}</span>
           </div>
         ))}
       </div>
