@@ -66,7 +66,8 @@ export function CardPicker({ id, cards, onPick }: { id: string; cards: readonly 
         {cards.length === 0 ? t.noCards : t.hint}
       </p>
       <div id={listId} role="listbox" aria-label={t.label} class="card-options" hidden={!expanded}>
-        {shown.map((card, n) => (
+        {/* Options only while open: hidden ones would hold lazy cover images that never load. */}
+        {expanded && shown.map((card, n) => (
           <div
             key={card.cardId}
             id={optionId(n)}
