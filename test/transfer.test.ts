@@ -177,11 +177,12 @@ async function seed(t: TestApp): Promise<World> {
     });
     w.groups.push(expectStatus(r, 201).body.id as string);
   }
-  for (const [user, content] of [
-    [alice, [{ item: free, note: 'birthday' }, { item: `service:#${done.transcodedSha256}` }]],
-    [carol, [{ item: premium }]],
+  // Alice's named (format version 4): the name travels with it.
+  for (const [user, content, name] of [
+    [alice, [{ item: free, note: 'birthday' }, { item: `service:#${done.transcodedSha256}` }], 'Birthday'],
+    [carol, [{ item: premium }], undefined],
   ] as const) {
-    const r = expectStatus(await t.call('POST', '/wishlists', { token: await token(user), body: { content } }), 201).body;
+    const r = expectStatus(await t.call('POST', '/wishlists', { token: await token(user), body: { content, name } }), 201).body;
     w.wishlists.push({ id: r.wishlistId as string, shareId: r.shareId as string });
   }
   // A linked service, as a sign-in leaves it (its tokens sealed), and the card a pull made.
@@ -382,6 +383,7 @@ describe(`moving house: ${SOURCE} to ${TARGET}`, { timeout: 120_000 }, () => {
     let entries = await editTable(await unpack(first), 'family_devices', (rows) =>
       rows.map(({ device_id, family_id, added_at, position }) => ({ device_id, family_id, added_at, position })),
     );
+    entries = await editTable(entries, 'wishlists', (rows) => rows.map(({ name: _, ...row }) => row));
     const older = (e: Entry): Entry =>
       e.name === 'cardshelf-archive.json' || e.name === 'manifest.json'
         ? { ...e, data: Buffer.from(e.data.toString().replace(`"version":${ARCHIVE_VERSION}`, '"version":1')) }
@@ -570,9 +572,9 @@ describe(`refusals leave the target as it was (${TARGET})`, { timeout: 120_000 }
   it('an archive of a newer format version, with a message saying so', async () => {
     const entries = await unpack(archive);
     const newer = entries.map((e) =>
-      e.name === 'cardshelf-archive.json' ? { ...e, data: Buffer.from(e.data.toString().replace(`"version":${ARCHIVE_VERSION}`, '"version":4')) } : e,
+      e.name === 'cardshelf-archive.json' ? { ...e, data: Buffer.from(e.data.toString().replace(`"version":${ARCHIVE_VERSION}`, `"version":${ARCHIVE_VERSION + 1}`)) } : e,
     );
-    await refused(await repack(newer), /format version 4, newer than this Cardshelf reads \(up to 3\)/);
+    await refused(await repack(newer), new RegExp(`format version ${ARCHIVE_VERSION + 1}, newer than this Cardshelf reads \\(up to ${ARCHIVE_VERSION}\\)`));
   });
 
   it('ids already there: refused, or with skipConflicts left out (and nothing else changes)', async () => {
@@ -640,7 +642,7 @@ describe(`a family archive holds that family only (${TARGET})`, { timeout: 180_0
       await editTable(base, 'cards', (rows) => [...rows, { ...rows[0]!, card_id: 'zzalice', user_id: alice }]),
       new RegExp(`^${archive} holds cards of ${escape(alice)}, who is not one of its members`),
     );
-    const wishlist = { wishlist_id: 'zz-planted', share_id: 'zz-planted-share', user_id: alice, content: '[]', created_at: '2026-01-01T00:00:00.000Z', updated_at: '2026-01-01T00:00:00.000Z' };
+    const wishlist = { wishlist_id: 'zz-planted', share_id: 'zz-planted-share', user_id: alice, content: '[]', created_at: '2026-01-01T00:00:00.000Z', updated_at: '2026-01-01T00:00:00.000Z', name: null };
     await refused(
       await editTable(base, 'wishlists', (rows) => [...rows, wishlist]),
       new RegExp(`^${archive} holds wishlists of ${escape(alice)}, who is not one of its members`),

@@ -149,6 +149,8 @@ export interface WishlistsTable {
   user_id: string;
   /** JSON array of content elements, as sent. */
   content: string;
+  /** The owner's name for it; null: none (migration 014). */
+  name: string | null;
   created_at: string;
   updated_at: string;
   /** Bumped by every write of the wishlist (migration 004). */

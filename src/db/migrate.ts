@@ -14,6 +14,7 @@ import { passkeys } from './migrations/010-passkeys.js';
 import { tokenRevocations } from './migrations/011-token-revocations.js';
 import { accountSessions } from './migrations/012-account-sessions.js';
 import { links } from './migrations/013-links.js';
+import { wishlistNames } from './migrations/014-wishlist-names.js';
 
 /** The migrations, in order. Names sort; each is built for the dialect it runs on. */
 function migrations(dialect: StoreDialect): Record<string, Migration> {
@@ -31,6 +32,7 @@ function migrations(dialect: StoreDialect): Record<string, Migration> {
     '011-token-revocations': tokenRevocations(dialect),
     '012-account-sessions': accountSessions(dialect),
     '013-links': links(dialect),
+    '014-wishlist-names': wishlistNames(dialect),
   };
 }
 

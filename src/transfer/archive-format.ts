@@ -31,8 +31,9 @@ export const ARCHIVE_FORMAT = 'cardshelf-archive';
  *   3: linked services (`links`, `link_cards`: transfer/link-tables.ts), named without their
  *      sign-in; a Cardshelf of version 2 would refuse their entries as unexpected, so it refuses
  *      the archive as newer instead.
+ *   4: wishlists carry their name (null in older archives: unnamed).
  */
-export const ARCHIVE_VERSION = 3;
+export const ARCHIVE_VERSION = 4;
 
 export const HEADER_ENTRY = 'cardshelf-archive.json';
 export const MANIFEST_ENTRY = 'manifest.json';
@@ -265,7 +266,7 @@ export const TABLES: readonly TableSpec[] = [
   },
   {
     name: 'wishlists',
-    columns: [text('wishlist_id'), text('share_id'), text('user_id'), json('content'), text('created_at'), text('updated_at')],
+    columns: [text('wishlist_id'), text('share_id'), text('user_id'), json('content'), text('created_at'), text('updated_at'), { ...text('name', true), since: 4 }],
     order: ['wishlist_id'],
     keys: [['wishlist_id'], ['share_id']],
   },

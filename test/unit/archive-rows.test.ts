@@ -16,7 +16,7 @@ describe('archive rows by format version', () => {
   });
 
   it('a current row is read as it is', () => {
-    expect(ARCHIVE_VERSION).toBe(3);
+    expect(ARCHIVE_VERSION).toBe(4);
     expect(decodeRow(devices, JSON.stringify(v2))).toEqual(v2);
   });
 

@@ -11,6 +11,7 @@ export type Track = Chapter['tracks'][number];
 export type CardSummary = components['schemas']['CardSummary'];
 export type Group = components['schemas']['Group'];
 export type Wishlist = components['schemas']['Wishlist'];
+export type SharedWishlist = paths['/wishlists/shared/{shareId}']['get']['responses'][200]['content']['application/json'];
 export type Family = components['schemas']['Family'];
 export type ErrorBody = components['schemas']['ErrorBody'];
 

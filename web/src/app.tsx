@@ -9,7 +9,7 @@ import { FamilyPage } from './pages/family/index.js';
 import { LibraryPage } from './pages/library/library.js';
 import { NowPlaying } from './now-playing.js';
 import { PlayerPage } from './pages/player.js';
-import { SharedWishlistPage, WishlistsPage } from './pages/wishlists.js';
+import { SharedWishlistPage, WishlistsPage } from './pages/wishlists/index.js';
 import { Link, Page } from './ui.js';
 import { path } from './router.js';
 import { hasPlayerCredential } from './player-credential.js';
@@ -118,7 +118,8 @@ function SignIn() {
         </form>
       ) : (
         <>
-          <p>{messages.signIn.intro}</p>
+          {/* A shared wishlist's link, opened signed out: say what was sent; signing in returns here. */}
+          <p>{path.value.startsWith('/shared/') ? messages.wishlistPicker.signedOut : messages.signIn.intro}</p>
           <button type="button" class="primary" onClick={() => void signIn(path.value)}>
             {messages.signIn.button}
           </button>

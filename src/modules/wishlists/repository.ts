@@ -3,7 +3,7 @@ import { preparedStatement } from '../../db/prepared.js';
 import type { Db } from '../../db/unit-of-work.js';
 
 /** A new wishlist's columns (the version starts at its default). */
-export type NewWishlistRow = Pick<WishlistRow, 'wishlist_id' | 'share_id' | 'user_id' | 'content' | 'created_at' | 'updated_at'>;
+export type NewWishlistRow = Pick<WishlistRow, 'wishlist_id' | 'share_id' | 'user_id' | 'content' | 'name' | 'created_at' | 'updated_at'>;
 
 /** The user's wishlist; other users' wishlists are not found, like missing ones. */
 const owned = preparedStatement(
@@ -31,15 +31,31 @@ export async function findOwnedVersion(
     .executeTakeFirst();
 }
 
+/** What the shared view's entity tag needs: the version, and the owner's name it shows. */
 export async function findVersionByShareId(
   db: Db,
   shareId: string,
-): Promise<Pick<WishlistRow, 'wishlist_id' | 'version'> | undefined> {
-  return db.selectFrom('wishlists').select(['wishlist_id', 'version']).where('share_id', '=', shareId).executeTakeFirst();
+): Promise<(Pick<WishlistRow, 'wishlist_id' | 'version'> & { owner_name: string | null }) | undefined> {
+  return db
+    .selectFrom('wishlists as w')
+    .leftJoin('accounts as a', 'a.user_id', 'w.user_id')
+    .select(['w.wishlist_id', 'w.version', 'a.display_name as owner_name'])
+    .where('w.share_id', '=', shareId)
+    .executeTakeFirst();
 }
 
-export async function findByShareId(db: Db, shareId: string): Promise<WishlistRow | undefined> {
-  return db.selectFrom('wishlists').selectAll().where('share_id', '=', shareId).executeTakeFirst();
+/**
+ * A wishlist by its share id, with its owner's display name (null: no account here, as for a
+ * user of another issuer).
+ */
+export async function findByShareId(db: Db, shareId: string): Promise<(WishlistRow & { owner_name: string | null }) | undefined> {
+  return db
+    .selectFrom('wishlists as w')
+    .leftJoin('accounts as a', 'a.user_id', 'w.user_id')
+    .selectAll('w')
+    .select('a.display_name as owner_name')
+    .where('w.share_id', '=', shareId)
+    .executeTakeFirst();
 }
 
 export async function listByUser(db: Db, userId: string): Promise<WishlistRow[]> {
@@ -64,39 +80,39 @@ export async function countByUser(db: Db, userId: string): Promise<number> {
 }
 
 const insert = preparedStatement(
-  (db, wishlist_id: string, share_id: string, user_id: string, content: string, created_at: string, updated_at: string) =>
-    db.insertInto('wishlists').values({ wishlist_id, share_id, user_id, content, created_at, updated_at }),
-  6,
+  (db, wishlist_id: string, share_id: string, user_id: string, content: string, name: string | null, created_at: string, updated_at: string) =>
+    db.insertInto('wishlists').values({ wishlist_id, share_id, user_id, content, name, created_at, updated_at }),
+  7,
 );
 
 export async function insertWishlist(db: Db, row: NewWishlistRow): Promise<void> {
-  await insert(db, row.wishlist_id, row.share_id, row.user_id, row.content, row.created_at, row.updated_at);
+  await insert(db, row.wishlist_id, row.share_id, row.user_id, row.content, row.name, row.created_at, row.updated_at);
 }
 
 const update = preparedStatement(
-  (db, content: string, at: string, wishlistId: string, userId: string) =>
+  (db, content: string, name: string | null, at: string, wishlistId: string, userId: string) =>
     db
       .updateTable('wishlists')
-      .set((eb) => ({ content, updated_at: at, version: eb('version', '+', 1) }))
+      .set((eb) => ({ content, name, updated_at: at, version: eb('version', '+', 1) }))
       .where('wishlist_id', '=', wishlistId)
       .where('user_id', '=', userId)
       .returning('version'),
-  4,
+  5,
 );
 
 
 /**
- * Replaces the content in one statement, so concurrent updates never mix two bodies, and bumps
- * the version; the new version, or undefined when the user has no such wishlist.
+ * Replaces the content and name in one statement, so concurrent updates never mix two bodies,
+ * and bumps the version; the new version, or undefined when the user has no such wishlist.
  */
-export async function updateContent(
+export async function updateWishlist(
   db: Db,
   userId: string,
   wishlistId: string,
-  content: string,
+  fields: { content: string; name: string | null },
   at: string,
 ): Promise<number | undefined> {
-  const [row] = await update(db, content, at, wishlistId, userId);
+  const [row] = await update(db, fields.content, fields.name, at, wishlistId, userId);
   return row?.version;
 }
 

@@ -3,6 +3,7 @@ import { ErrorRef, StatusOk, authErrors } from '../../shared/schemas.js';
 import {
   FormatQuery,
   ShareParams,
+  SharedWishlist,
   Wishlist,
   WishlistBody,
   WishlistList,
@@ -165,9 +166,10 @@ export async function wishlistRoutes(
     schema: {
       tags,
       summary: 'A shared wishlist, read-only, for any signed-in user',
+      description: "The wishlist and its owner's display name (`ownerName`, null when none).",
       params: ShareParams,
       querystring: FormatQuery,
-      response: { 200: WishlistRef, ...authErrors, 404: ErrorRef },
+      response: { 200: SharedWishlist, ...authErrors, 404: ErrorRef },
     },
     handler: async (req, reply) => {
       const { shareId } = req.params;

@@ -8,19 +8,42 @@ export const MAX_WISHLISTS_PER_USER = 10;
 /** 300 KiB: the largest stored wishlist, as UTF-8 JSON. */
 export const MAX_WISHLIST_BYTES = 307_200;
 
-export interface WishlistIds {
+/** The longest wishlist name, in characters (Unicode code points, as JSON Schema counts them). */
+export const MAX_WISHLIST_NAME_LENGTH = 100;
+
+export interface WishlistFields {
+  /** The owner's name for it; null or absent: unnamed, and the answer has no `name`. */
+  name?: string | null;
+  /** The owner's display name: the shared view's alone (null: none), never stored. */
+  ownerName?: string | null;
   shareId: string;
   userId: string;
   wishlistId: string;
 }
 
 /**
- * The wishlist as stored and returned, `{"content", "shareId", "userId", "wishlistId"}`, from the
- * content's JSON text: the same text as `JSON.stringify({content, shareId, userId, wishlistId})`.
+ * The wishlist as stored and returned, `{"content", "name"?, "ownerName"?, "shareId", "userId",
+ * "wishlistId"}`, from the content's JSON text: the same text as `JSON.stringify` of those
+ * fields. An unnamed wishlist's answer is the interface's shape exactly (no `name`).
  */
-export function renderWishlist(contentJson: string, ids: WishlistIds): RawJson {
-  const { shareId, userId, wishlistId } = ids;
-  return `{"content":${contentJson},${JSON.stringify({ shareId, userId, wishlistId }).slice(1)}` as RawJson;
+export function renderWishlist(contentJson: string, fields: WishlistFields): RawJson {
+  const { name, ownerName, shareId, userId, wishlistId } = fields;
+  const rest = { ...(name != null && { name }), ...(ownerName !== undefined && { ownerName }), shareId, userId, wishlistId };
+  return `{"content":${contentJson},${JSON.stringify(rest).slice(1)}` as RawJson;
+}
+
+/**
+ * The name rule: a name sent is trimmed; blank (or null) clears it; longer than 100 characters is
+ * 400 `bad-request`. Not sent (undefined) stays undefined: the caller keeps the name it has.
+ */
+export function wishlistName(sent: string | null | undefined): string | null | undefined {
+  if (sent == null) return sent;
+  const name = sent.trim();
+  const length = [...name].length;
+  if (length > MAX_WISHLIST_NAME_LENGTH) {
+    throw new AppError('bad-request', `a wishlist name can be at most ${MAX_WISHLIST_NAME_LENGTH} characters; this one has ${length}`);
+  }
+  return name === '' ? null : name;
 }
 
 /** The size the limit applies to: UTF-8 bytes of the stored wishlist's JSON. */

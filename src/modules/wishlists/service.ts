@@ -9,7 +9,7 @@ import { newUrlSafeId } from '../../shared/ids.js';
 import { rawArray, wrapRaw, type RawJson } from '../../shared/raw-json.js';
 import { publish } from '../events/publish.js';
 import * as repo from './repository.js';
-import { checkWishlistLimit, checkWishlistSize, renderWishlist } from './rules.js';
+import { type WishlistFields, checkWishlistLimit, checkWishlistSize, renderWishlist, wishlistName } from './rules.js';
 import type { WishlistBody } from './schemas.js';
 
 /** A wishlist answer (raw: references as stored) and its entity tag. */
@@ -31,12 +31,12 @@ export interface WishlistService {
   sharedTag(shareId: string): Promise<string>;
   get(userId: string, wishlistId: string): Promise<RawJson>;
   remove(userId: string, wishlistId: string): Promise<void>;
-  /** A wishlist by its share id, for any signed-in user. */
+  /** A wishlist by its share id, with its owner's display name, for any signed-in user. */
   shared(shareId: string): Promise<RawJson>;
 }
 
-const renderRow = (row: WishlistRow): RawJson =>
-  renderWishlist(row.content, { shareId: row.share_id, userId: row.user_id, wishlistId: row.wishlist_id });
+const fieldsOf = (row: WishlistRow): WishlistFields => ({ name: row.name, shareId: row.share_id, userId: row.user_id, wishlistId: row.wishlist_id });
+const renderRow = (row: WishlistRow): RawJson => renderWishlist(row.content, fieldsOf(row));
 
 export function createWishlistService(store: Store, tagger: Tagger): WishlistService {
   const { db } = store;
@@ -66,8 +66,9 @@ export function createWishlistService(store: Store, tagger: Tagger): WishlistSer
   return {
     async create(userId, body, alsoCommit) {
       const content = JSON.stringify(body.content);
+      const name = wishlistName(body.name) ?? null;
       const ids = { shareId: newUrlSafeId(), userId, wishlistId: newUrlSafeId() };
-      const json = renderWishlist(content, ids);
+      const json = renderWishlist(content, { ...ids, name });
       checkWishlistSize(json);
       // Count and insert under the user's lock: the limit holds under concurrent creates.
       return inUnitOfWork(
@@ -81,6 +82,7 @@ export function createWishlistService(store: Store, tagger: Tagger): WishlistSer
             share_id: ids.shareId,
             user_id: userId,
             content,
+            name,
             created_at: at,
             updated_at: at,
           });
@@ -93,14 +95,17 @@ export function createWishlistService(store: Store, tagger: Tagger): WishlistSer
 
     async update(userId, wishlistId, body, precondition) {
       const content = JSON.stringify(body.content);
+      const sentName = wishlistName(body.name);
       // Under the owner's lock, so that no other write comes between the If-Match check and this one.
       return inUnitOfWork(store, [userLock(userId)], async (trx) => {
         const current = await repo.findOwned(trx, userId, wishlistId);
         if (!current) throw missing(wishlistId);
         requireMatch(precondition, wishlistTag(wishlistId, current.version), `wishlist ${wishlistId}`);
-        const json = renderWishlist(content, { shareId: current.share_id, userId, wishlistId });
+        // A body without `name` (the interface's own) keeps the name the wishlist has.
+        const name = sentName === undefined ? current.name : sentName;
+        const json = renderWishlist(content, { shareId: current.share_id, userId, wishlistId, name });
         checkWishlistSize(json);
-        const version = await repo.updateContent(trx, userId, wishlistId, content, now());
+        const version = await repo.updateWishlist(trx, userId, wishlistId, { content, name }, now());
         if (version === undefined) throw missing(wishlistId);
         await recordChange(trx, 'wishlist.changed', userId, wishlistId);
         return { wishlist: json, tag: wishlistTag(wishlistId, version) };
@@ -121,7 +126,8 @@ export function createWishlistService(store: Store, tagger: Tagger): WishlistSer
     async sharedTag(shareId) {
       const row = await repo.findVersionByShareId(db, shareId);
       if (!row) throw notFound(`shared wishlist ${shareId}`);
-      return wishlistTag(row.wishlist_id, row.version);
+      // The owner's name shows too: renamed, the view is another.
+      return tagger.tag(['wishlist', row.wishlist_id, row.version, row.owner_name ?? '']);
     },
 
     async list(userId) {
@@ -144,7 +150,7 @@ export function createWishlistService(store: Store, tagger: Tagger): WishlistSer
     async shared(shareId) {
       const row = await repo.findByShareId(db, shareId);
       if (!row) throw notFound(`shared wishlist ${shareId}`);
-      return renderRow(row);
+      return renderWishlist(row.content, { ...fieldsOf(row), ownerName: row.owner_name });
     },
   };
 }
