@@ -1,4 +1,5 @@
 import { useSignal } from '@preact/signals';
+import type { ComponentType } from 'preact';
 import { useEffect } from 'preact/hooks';
 import { hasOwnSignIn, signIn, signOut, tokens, useToken } from './auth.js';
 import { MainNav } from './main-nav.js';
@@ -48,29 +49,23 @@ function route(current: string) {
   }
 }
 
-/** The player page, loaded when first shown: most visits never need it (first-load budget, README). */
-function BePlayer() {
-  const page = useSignal<typeof import('./pages/player-device.js').BePlayerPage | undefined>(undefined);
-  useEffect(() => void import('./pages/player-device.js').then((m) => (page.value = m.BePlayerPage)), []);
-  const Loaded = page.value;
-  return Loaded ? <Loaded /> : <Page title={messages.common.loading}>{null}</Page>;
+/**
+ * A page whose code is loaded when first shown: most visits never need it (first-load budget,
+ * README). Shows "Loading…" until its module is in.
+ */
+function lazyPage<P extends object>(load: () => Promise<ComponentType<P>>): ComponentType<P> {
+  return function Lazy(props: P) {
+    const page = useSignal<ComponentType<P> | undefined>(undefined);
+    useEffect(() => void load().then((loaded) => (page.value = loaded)), []);
+    const Loaded = page.value;
+    return Loaded ? <Loaded {...props} /> : <Page title={messages.common.loading}>{null}</Page>;
+  };
 }
 
-/** Linked services, loaded when first shown, as the player page. */
-function Links() {
-  const page = useSignal<typeof import('./pages/links.js').LinksPage | undefined>(undefined);
-  useEffect(() => void import('./pages/links.js').then((m) => (page.value = m.LinksPage)), []);
-  const Loaded = page.value;
-  return Loaded ? <Loaded /> : <Page title={messages.common.loading}>{null}</Page>;
-}
-
-/** A player's page (/family/players/<deviceId>), loaded when first shown, as the player page. */
-function PlayerSettings({ deviceId }: { deviceId: string }) {
-  const page = useSignal<typeof import('./pages/family/player.js').PlayerSettingsPage | undefined>(undefined);
-  useEffect(() => void import('./pages/family/player.js').then((m) => (page.value = m.PlayerSettingsPage)), []);
-  const Loaded = page.value;
-  return Loaded ? <Loaded deviceId={deviceId} /> : <Page title={messages.common.loading}>{null}</Page>;
-}
+const BePlayer = lazyPage(() => import('./pages/player-device.js').then((m) => m.BePlayerPage));
+const Links = lazyPage(() => import('./pages/links.js').then((m) => m.LinksPage));
+/** A player's page (/family/players/<deviceId>). */
+const PlayerSettings = lazyPage(() => import('./pages/family/player.js').then((m) => m.PlayerSettingsPage));
 
 export function App() {
   // A browser made a player runs as the player with its own credential, signed in or not, in
