@@ -1,3 +1,5 @@
+import type { IncomingMessage } from 'node:http';
+import type { Duplex } from 'node:stream';
 import { readFileSync } from 'node:fs';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { LogController, type FastifyReply } from 'fastify';
@@ -7,7 +9,8 @@ import authPlugin from './auth/plugin.js';
 import { principalStandsCheck, type PrincipalStands } from './auth/principal-stands.js';
 import { instanceSecret } from './auth/media-url-secret.js';
 import { createRevocations, NO_REVOCATIONS } from './auth/revocations.js';
-import { createVerifier } from './auth/verifier.js';
+import { createVerifier, type TokenVerifier } from './auth/verifier.js';
+import { createPlayersMqtt } from './modules/players-mqtt/broker.js';
 import type { Config } from './config.js';
 import type { Store } from './db/dialect.js';
 import { migrateToLatest } from './db/migrate.js';
@@ -120,7 +123,7 @@ export async function buildApp(config: Readonly<Config>, opts: AppOptions = {}):
   app.setNotFoundHandler(notFound);
 
   registerOperationRoutes(app, { store, verifier, readyTimeoutMs: config.readyTimeoutMs });
-  await registerResources(app, config, store, { tagger, families, principalStands });
+  await registerResources(app, config, store, { tagger, families, principalStands, verifier });
   await registerWebApp(app);
   return app;
 }
@@ -201,7 +204,7 @@ async function registerResources(
   app: App,
   config: Readonly<Config>,
   store: Store,
-  { tagger, families, principalStands }: { tagger: Tagger; families: FamilyService; principalStands: PrincipalStands },
+  { tagger, families, principalStands, verifier }: { tagger: Tagger; families: FamilyService; principalStands: PrincipalStands; verifier: TokenVerifier },
 ): Promise<void> {
   // One secret for every worker, restart and instance sharing the key (src/auth/media-url-secret.ts).
   const mediaUrlSecret = await instanceSecret(config.mediaUrlSecret, config.auth, config.dataDir);
@@ -234,6 +237,12 @@ async function registerResources(
   });
   app.addHook('preClose', () => hub.close());
   await app.register(eventRoutes, { hub, families, principalStands });
+  // The players' MQTT interface, over WebSocket at /mqtt on the same port (issue 36).
+  const mqtt = await createPlayersMqtt({ verifier, principalStands, devices, families, hub, config: config.mqtt, recheckMs: config.events.heartbeatMs, log: app.log.child({ component: 'mqtt' }) });
+  app.server.on('upgrade', (request: IncomingMessage, socket: Duplex, head: Buffer) => {
+    if (!mqtt.handleUpgrade(request, socket, head)) socket.end('HTTP/1.1 404 Not Found\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
+  });
+  app.addHook('preClose', () => mqtt.close());
   await app.register(transferRoutes, { transfer: createTransferService(store, media.mediaStore, families) });
   const groups = createGroupService(store, families, config, tagger);
   await app.register(libraryRoutes, { library: createLibraryService(store, families, groups, tagger) });

@@ -164,6 +164,15 @@ const EnvSchema = Type.Object({
    */
   PLAYERS_MAX_PER_FAMILY: Type.Integer({ minimum: 1, maximum: 10_000, default: 20 }),
   /**
+   * The players' MQTT interface (`/mqtt`, modules/players-mqtt): connections one user (or one
+   * player) may hold on one instance, topics one connection may subscribe to, the largest
+   * message, and publishes a connection may make a second (beyond it, it is disconnected).
+   */
+  MQTT_MAX_CONNECTIONS_PER_USER: Type.Integer({ minimum: 1, maximum: 1000, default: 5 }),
+  MQTT_MAX_SUBSCRIPTIONS: Type.Integer({ minimum: 1, maximum: 10_000, default: 100 }),
+  MQTT_MAX_MESSAGE_BYTES: Type.Integer({ minimum: 256, maximum: 1_048_576, default: 16_384 }),
+  MQTT_PUBLISHES_PER_SECOND: Type.Integer({ minimum: 1, maximum: 10_000, default: 20 }),
+  /**
    * Linked services (modules/links): a remote's answers and media URLs may name private,
    * loopback or link-local addresses only when the remote's own host is one; `true` allows them
    * for every URL (a remote whose media is on the operator's own network).
@@ -220,6 +229,8 @@ export interface Config {
   events: EventsConfig;
   /** Registered players (modules/devices). */
   players: { maxPerFamily: number };
+  /** The players' MQTT interface (modules/players-mqtt). */
+  mqtt: MqttConfig;
   /** Linked services (modules/links). */
   links: LinksConfig;
   signIn: {
@@ -256,6 +267,14 @@ export interface EventsConfig {
   maxPlayerStreamsPerFamily: number;
   streamBufferBytes: number;
   pollMs: number;
+}
+
+/** See MQTT_* above. */
+export interface MqttConfig {
+  maxConnectionsPerUser: number;
+  maxSubscriptions: number;
+  maxMessageBytes: number;
+  publishesPerSecond: number;
 }
 
 export class ConfigError extends Error {}
@@ -396,6 +415,12 @@ function fromEnv(env: Env): Config {
       pollMs: env.EVENTS_POLL_MS,
     },
     players: { maxPerFamily: env.PLAYERS_MAX_PER_FAMILY },
+    mqtt: {
+      maxConnectionsPerUser: env.MQTT_MAX_CONNECTIONS_PER_USER,
+      maxSubscriptions: env.MQTT_MAX_SUBSCRIPTIONS,
+      maxMessageBytes: env.MQTT_MAX_MESSAGE_BYTES,
+      publishesPerSecond: env.MQTT_PUBLISHES_PER_SECOND,
+    },
     links: {
       allowPrivateNetworks: env.LINKS_ALLOW_PRIVATE_NETWORKS === 'true',
       jobsPerInstance: env.LINK_JOBS_PER_INSTANCE,

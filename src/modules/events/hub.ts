@@ -67,6 +67,13 @@ export interface EventHub {
   close(): Promise<void>;
   /** Open streams, for the metrics and the benchmark. */
   size(): number;
+  /**
+   * Calls `listener` with every event this instance reads from the log from now on, whoever it
+   * is for, in the log's order (the MQTT bridge, which serves many families at once). While a
+   * listener is registered the hub follows the log as it does for an open stream. Returns the
+   * function that removes the listener.
+   */
+  follow(listener: (event: LoggedEvent) => void): Promise<() => void>;
 }
 
 /** The largest share of its time the hub spends writing events to streams (see `wake`). */
@@ -111,6 +118,10 @@ export function createEventHub(
 ): EventHub {
   const { db } = store;
   const streams = new Set<Stream>();
+  /** Listeners of every event read (`follow`). */
+  const followers = new Set<(event: LoggedEvent) => void>();
+  /** Whether anything reads the log: a stream or a follower. */
+  const following = (): boolean => streams.size + followers.size > 0;
   const byFamily = new Map<string, Set<Stream>>();
   const byUser = new Map<string, Set<Stream>>();
   /** Streams by the account their token names (`sub`): a member's own, and its players'. */
@@ -153,7 +164,7 @@ export function createEventHub(
     clearTimeout(stream.expiry);
     streams.delete(stream);
     indexAll(stream, false);
-    if (streams.size === 0) stopFollowing();
+    if (!following()) stopFollowing();
   }
 
   function end(stream: Stream, why: string): void {
@@ -207,6 +218,7 @@ export function createEventHub(
   }
 
   function dispatch(event: LoggedEvent): void {
+    for (const follower of followers) follower(event);
     const targets = new Set<Stream>([
       ...(event.familyId === null ? [] : (byFamily.get(event.familyId) ?? [])),
       ...(event.userId === null ? [] : (byUser.get(event.userId) ?? [])),
@@ -291,7 +303,7 @@ export function createEventHub(
   }
 
   async function wake(): Promise<void> {
-    if (streams.size === 0 || closing) return;
+    if (!following() || closing) return;
     if (reading || cooling) {
       readAgain = true;
       return;
@@ -424,7 +436,7 @@ export function createEventHub(
         return;
       }
       const stream: Stream = { slot, reader, principal, sink, cursor: bounds.lastId, pending: [], outbox: '', expiry: undefined, closed: false };
-      if (streams.size === 0) {
+      if (!following()) {
         lastRead = Math.max(lastRead, bounds.lastId);
         startFollowing();
       }
@@ -470,8 +482,21 @@ export function createEventHub(
       void wake();
     },
 
+    async follow(listener) {
+      if (!following()) {
+        lastRead = Math.max(lastRead, (await repo.logBounds(db, '')).lastId);
+        startFollowing();
+      }
+      followers.add(listener);
+      return () => {
+        followers.delete(listener);
+        if (!following()) stopFollowing();
+      };
+    },
+
     async close() {
       closing = true;
+      followers.clear();
       clearInterval(pruner);
       localPublications.off('published', wakeSoon);
       for (const stream of [...streams]) end(stream, 'server shutting down; reconnect');
