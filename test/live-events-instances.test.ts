@@ -1,3 +1,4 @@
+import { connectAsync } from 'mqtt';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDeployment, type Deployment } from './support/deployment.js';
 import { openEventStream, pause, type EventStreamClient } from './support/event-stream.js';
@@ -93,6 +94,36 @@ describe(`live events between two server processes on one ${testDialect()} datab
     // And a new stream of the account is refused.
     const refused = await openEventStream(servers[1]!.url, await deployment.token(parent, 'family:library:view'));
     expect(refused.status).toBe(401);
+  }, 60_000);
+
+  it('an app on one instance controls over MQTT a player whose stream is on the other, and sees its reports', async () => {
+    const parent = 'auth0|inst-mqtt-parent';
+    const kitchen = await familyWithPlayer('inst-mqtt-fam', [parent]);
+    const playerStream = await openEventStream(servers[1]!.url, kitchen.token);
+    expect(playerStream.status).toBe(200);
+    expect((await http(servers[1]!.url, 'PUT', `/device-v2/${kitchen.deviceId}/status`, { token: kitchen.token, body: { playbackStatus: 'stopped' } })).status).toBe(200);
+    const app = await connectAsync(`${servers[0]!.url.replace(/^http/, 'ws')}/mqtt`, {
+      username: `${kitchen.deviceId}?x-amz-customauthorizer-name=PublicJWTAuthorizer`,
+      password: await deployment.token(parent, 'family:library:view family:library:manage'),
+      reconnectPeriod: 0,
+    });
+    try {
+      const received: { topic: string; body: any }[] = [];
+      app.on('message', (topic, payload) => received.push({ topic, body: JSON.parse(payload.toString()) }));
+      await app.subscribeAsync([`device/${kitchen.deviceId}/data/events`, `device/${kitchen.deviceId}/response`], { qos: 1 });
+      await app.publishAsync(`device/${kitchen.deviceId}/command/volume/set`, JSON.stringify({ volume: 30 }), { qos: 1 });
+      const command = await playerStream.waitFor((e) => e.event === 'player.command');
+      expect(command.data.command).toEqual({ command: 'volume', volume: 30 });
+      // The player reports through its own instance; the app's instance publishes it.
+      expect((await http(servers[1]!.url, 'PUT', `/device-v2/${kitchen.deviceId}/status`, { token: kitchen.token, body: { activeCard: 'abcde', trackKey: '01', playbackStatus: 'playing', userVolumePercentage: 30 } })).status).toBe(200);
+      const until = Date.now() + EVENT_CROSSING_MS;
+      while (!received.some((m) => m.topic.endsWith('/data/events') && m.body.cardId === 'abcde') && Date.now() < until) await pause(50);
+      expect(received.find((m) => m.topic.endsWith('/data/events') && m.body.cardId === 'abcde')?.body).toMatchObject({ trackKey: '01', playbackStatus: 'playing' });
+      expect(received.find((m) => m.topic.endsWith('/response'))?.body).toEqual({ status: { volume: 'OK', req_body: '{"volume":30}' } });
+    } finally {
+      playerStream.close();
+      await app.endAsync(true);
+    }
   }, 60_000);
 
   it('30 registrations at once, split over both instances, leave exactly 20 players', async () => {
