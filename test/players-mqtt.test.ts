@@ -252,6 +252,28 @@ describe(`players over MQTT on ${testDialect()}`, () => {
     await gone;
   });
 
+  it("marks a player offline at once when its last event stream closes (presence, data/status and REST alike)", async () => {
+    const { token, player } = await familyWithPlayer();
+    const tabs = [await openEventStream(base, player.token), await openEventStream(base, player.token)];
+    await report(player, { activeCard: 'cardY', playbackStatus: 'playing' });
+    const app = await connect(`${player.deviceId}${AUTHORIZER}`, token);
+    const received = inbox(app);
+    await app.subscribeAsync([`device/${player.deviceId}/presence`, `device/${player.deviceId}/data/status`], { qos: 1 });
+    await waitFor(received, (m) => m.topic.endsWith('/presence') && m.body?.state === 'online', 'presence online');
+    // One of two tabs closes: still online.
+    tabs[0]!.close();
+    await pause(300);
+    expect(received.filter((m) => m.topic.endsWith('/presence')).map((m) => m.body.state)).toEqual(['online']);
+    tabs[1]!.close();
+    const gone = await waitFor(received, (m) => m.topic.endsWith('/presence') && m.body?.state === 'offline', 'presence offline', 3000);
+    expect(gone.body.ts).toEqual(expect.any(Number));
+    const status = expectStatus(await t.call('GET', `/device-v2/${player.deviceId}/status`, { token }), 200).body;
+    expect([status.isOnline, status.activeCard]).toEqual([false, 'cardY']);
+    // It comes back with its next report.
+    await report(player, { activeCard: 'cardY', playbackStatus: 'paused' });
+    await waitFor(received, (m) => received.indexOf(m) > received.indexOf(gone) && m.body?.state === 'online', 'presence online again');
+  });
+
   it('closes a connection when its token expires, and a fresh token reconnects', async () => {
     const { parent } = await familyWithPlayer();
     const app = await connect(`_${AUTHORIZER}`, await t.token(parent, VIEW, '2s'));

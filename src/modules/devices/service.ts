@@ -52,6 +52,11 @@ export interface DeviceService {
   remove(userId: string, deviceId: string): Promise<void>;
   /** A player's own report of its status. */
   report(principal: Principal, deviceId: string, report: StatusReport): Promise<DeviceStatus>;
+  /**
+   * A player's last event stream closed (the browser left): it is offline from now, not 30
+   * seconds after its last report; it reports again when it comes back.
+   */
+  disconnected(principal: Principal): Promise<void>;
 }
 
 /** The live events of players (`GET /user/family/events`), all seen by the family. */
@@ -173,6 +178,25 @@ export function createDeviceService(store: Store, deps: DeviceServiceDeps): Devi
         await families.recordEvent(trx, row.family_id, 'device-removed', now(), { deviceId: row.device_id });
         await bumpCounters(trx, [scopes.family(row.family_id)]);
         await publish(trx, store.dialect, { kind: PLAYER_EVENTS.removed, audience: { familyId: row.family_id }, ids: { deviceId: row.device_id }, read: DEVICES_READ });
+      });
+    },
+
+    async disconnected(principal) {
+      const deviceId = principal.player?.deviceId;
+      if (deviceId === undefined) return;
+      const families = await deps.families.findFamilyId(principal.userId);
+      const row = families === undefined ? undefined : await repo.findFamilyDevice(db, families, deviceId);
+      if (!row || row.status_at === null) return;
+      const gone = { ...row, status_at: null };
+      await inUnitOfWork(store, [], async (trx) => {
+        await repo.updateDevice(trx, row.device_id, { status_at: null });
+        await publish(trx, store.dialect, {
+          kind: PLAYER_EVENTS.status,
+          audience: { familyId: row.family_id },
+          ids: { deviceId: row.device_id },
+          read: `/device-v2/${row.device_id}/status`,
+          details: { status: statusView(gone, Date.now()) },
+        });
       });
     },
 

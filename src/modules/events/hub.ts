@@ -67,6 +67,10 @@ export interface EventHub {
   close(): Promise<void>;
   /** Open streams, for the metrics and the benchmark. */
   size(): number;
+  /** Streams a registered player holds open on this instance. */
+  playerStreams(deviceId: string): number;
+  /** Whether the hub is closing (the server shuts down: its streams end, their clients go elsewhere). */
+  closing(): boolean;
   /**
    * Calls `listener` with every event this instance reads from the log from now on, whoever it
    * is for, in the log's order (the MQTT bridge, which serves many families at once). While a
@@ -379,6 +383,8 @@ export function createEventHub(
 
   return {
     size: () => streams.size,
+    playerStreams: (deviceId) => byPlayer.get(deviceId)?.size ?? 0,
+    closing: () => closing,
 
     reserve({ reader, playerFamily }) {
       // Each place counts against its reader and, for a player, against its family's players:

@@ -1,5 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyRequest } from 'fastify';
+import type { Principal } from '../../auth/principal.js';
 import type { PrincipalStands } from '../../auth/principal-stands.js';
 import { SCOPES } from '../../auth/scopes.js';
 import type { App } from '../../http/route-app.js';
@@ -38,8 +39,17 @@ function lastEventIdOf(request: FastifyRequest, query: { lastEventId?: string })
   return Number(given);
 }
 
-export async function eventRoutes(app: App, opts: { hub: EventHub; families: FamilyService; principalStands: PrincipalStands }): Promise<void> {
-  const { hub, families, principalStands } = opts;
+export async function eventRoutes(
+  app: App,
+  opts: {
+    hub: EventHub;
+    families: FamilyService;
+    principalStands: PrincipalStands;
+    /** A player's last stream on this instance closed (not by the server shutting down). */
+    playerLeft: (principal: Principal) => Promise<void>;
+  },
+): Promise<void> {
+  const { hub, families, principalStands, playerLeft } = opts;
 
   app.get('/user/family/events', {
     config: { auth: SCOPES.libraryView },
@@ -87,6 +97,15 @@ export async function eventRoutes(app: App, opts: { hub: EventHub; families: Fam
         'x-accel-buffering': 'no',
       });
       raw.flushHeaders();
+      if (player) {
+        // After the hub let go of this stream (its own close listener runs first or after).
+        raw.once('close', () =>
+          setImmediate(() => {
+            if (hub.closing() || hub.playerStreams(player.deviceId) > 0) return;
+            playerLeft(principal).catch((err: unknown) => request.log.warn({ err }, 'live events: marking a player offline failed'));
+          }),
+        );
+      }
       const sink = {
         write: (chunk: string) => void raw.write(chunk),
         buffered: () => raw.writableLength,
