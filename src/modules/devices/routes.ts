@@ -169,7 +169,11 @@ export async function deviceRoutes(app: App, opts: { devices: DeviceService }): 
       body: StatusRequest,
       response: { 200: StatusRequested, ...deviceErrors },
     },
-    preValidation: refuse(statusRequestProblem),
+    preValidation: async (req) => {
+      // A request for status has nothing to say: a POST without a body is one too.
+      req.body ??= {};
+      await refuse(statusRequestProblem)(req);
+    },
     handler: async (req) => ({ status: 'ok' as const, deviceStatus: await devices.requestStatus(req.principal.userId, req.params.deviceId) }),
   });
 }
