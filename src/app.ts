@@ -54,7 +54,7 @@ import { createMedia } from './modules/media/media.js';
 import { createMediaUrlSigner } from './modules/media/media-urls.js';
 import { transcodeQueueDepth } from './modules/media/queries.js';
 import { createMediaReadRights } from './modules/media/read-rights.js';
-import { mediaRoutes } from './modules/media/routes.js';
+import { iconJsonRoutes, mediaRoutes } from './modules/media/routes.js';
 import { createTrackMediaFiller } from './modules/media/track-media.js';
 import { createLinks } from './modules/links/links.js';
 import { linkRoutes } from './modules/links/routes.js';
@@ -212,6 +212,7 @@ async function registerResources(
   const media = createMedia(store, { ...config, mediaUrlSecret }, signer, app.log);
   app.addHook('preClose', () => media.close());
   await app.register(mediaRoutes, { ...media, families });
+  await app.register(iconJsonRoutes, media);
   const cards = createCardService(store, families, tagger, createTrackMediaFiller());
   const rights = createMediaReadRights(store, families);
   await app.register(cardRoutes, { cards, media: signer, rights, tagger });

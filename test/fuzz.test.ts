@@ -47,6 +47,10 @@ const ROUTES: [string, string][] = [
   ['POST', '/media/family/images'],
   ['GET', '/media/family/images'],
   ['GET', '/media/family/images/:id'],
+  ['POST', '/icons'],
+  ['PATCH', '/device-v2/:id/config'],
+  ['PUT', '/device-v2/:id/shortcuts'],
+  ['POST', '/device-v2/:id/command/status'],
 ];
 
 /** Routes whose URL is the permission (signed) or that are public: no token is asked for. */

@@ -374,6 +374,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/icons": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Upload a display icon sent inside JSON (made a 16x16 PNG)
+         * @description `{"file", "name"}`: `file` is the image as a Buffer written by JSON (`{"type": "Buffer", "data": [bytes]}`) or base64; `name` titles the icon. The image is taken as `POST /media/displayIcons/user/me/upload` takes it (at most `MEDIA_MAX_IMAGE_BYTES`, resized to 16x16). Answers `id` (the `displayIconId`) and `url`, with the icon.
+         *
+         *     Needs the scope `user:content:manage`.
+         */
+        post: operations["postIcons"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/content/mine": {
         parameters: {
             query?: never;
@@ -907,6 +929,28 @@ export interface paths {
          *     Needs the scope `family:library:manage`.
          */
         post: operations["postDeviceV2ByDeviceIdCommand"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/device-v2/{deviceId}/command/status": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Ask for the player's status (answered from its last report)
+         * @description The body is empty or `{}`. Answers the last status the player reported, as `GET .../status` does; while the player is online it is also published again on the family's live events as `player.status` (and so on MQTT's `data/status`). An offline player's stored status is answered (`isOnline` false) and nothing is published.
+         *
+         *     Needs the scope `family:library:view` (or `family:library:manage`).
+         */
+        post: operations["postDeviceV2ByDeviceIdCommandStatus"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2584,6 +2628,61 @@ export interface operations {
             503: components["responses"]["Unavailable"];
         };
     };
+    postIcons: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    file: string | {
+                        /** @enum {string} */
+                        type: "Buffer";
+                        data: number[];
+                    };
+                    /** @description titles the icon, as the upload's `filename` does */
+                    name: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Done: the new state. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description the icon's `displayIconId` */
+                        id: string;
+                        url: string;
+                        displayIcon: {
+                            displayIconId: string;
+                            /** @description use it as `yoto:#<mediaId>` in `display.icon16x16` */
+                            mediaId: string;
+                            userId: string;
+                            createdAt: string;
+                            url: string;
+                            public: boolean;
+                            /** @description a public icon's title; one's own icon's, from the `filename` it was uploaded with */
+                            title?: string;
+                            publicTags?: string[];
+                            new?: boolean;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
     getContentMine: {
         parameters: {
             query?: {
@@ -4165,6 +4264,44 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["IdempotencyKeyInUse"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    postDeviceV2ByDeviceIdCommandStatus: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the device id */
+                deviceId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": Record<string, never>;
+            };
+        };
+        responses: {
+            /** @description Done: the new state. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "ok";
+                        deviceStatus: components["schemas"]["DeviceStatus"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             503: components["responses"]["Unavailable"];

@@ -1,6 +1,8 @@
 import { SCOPES } from '../../auth/scopes.js';
 import type { App } from '../../http/route-app.js';
+import { badRequest } from '../../shared/errors.js';
 import { ErrorRef, StatusOk, authErrors } from '../../shared/schemas.js';
+import { clientConfigProblem, clientShortcutsProblem, statusRequestProblem } from './rules.js';
 import {
   CommandAccepted,
   ConfigUpdate,
@@ -12,6 +14,8 @@ import {
   RegisteredPlayer,
   ShortcutsUpdate,
   StatusReport,
+  StatusRequest,
+  StatusRequested,
 } from './schemas.js';
 import type { DeviceService } from './service.js';
 
@@ -23,6 +27,11 @@ import type { DeviceService } from './service.js';
 export async function deviceRoutes(app: App, opts: { devices: DeviceService }): Promise<void> {
   const { devices } = opts;
   const deviceErrors = { ...authErrors, 404: ErrorRef };
+  /** A hook refusing a body in a client's own shape with what to send instead (rules.ts). */
+  const refuse = (problemOf: (body: unknown) => string | undefined) => async (req: { body: unknown }) => {
+    const problem = problemOf(req.body);
+    if (problem) throw badRequest(problem);
+  };
 
   app.get('/device-v2/devices/mine', {
     config: { auth: SCOPES.libraryView },
@@ -109,6 +118,7 @@ export async function deviceRoutes(app: App, opts: { devices: DeviceService }): 
         body: ConfigUpdate,
         response: { 200: StatusOk, ...deviceErrors },
       },
+      preValidation: refuse(clientConfigProblem),
       handler: async (req) => {
         await devices.updateConfig(req.principal.userId, req.params.deviceId, req.body);
         return { status: 'ok' as const };
@@ -125,6 +135,7 @@ export async function deviceRoutes(app: App, opts: { devices: DeviceService }): 
       body: ShortcutsUpdate,
       response: { 200: StatusOk, ...deviceErrors },
     },
+    preValidation: refuse(clientShortcutsProblem),
     handler: async (req) => {
       await devices.updateShortcuts(req.principal.userId, req.params.deviceId, req.body.shortcuts);
       return { status: 'ok' as const };
@@ -145,5 +156,24 @@ export async function deviceRoutes(app: App, opts: { devices: DeviceService }): 
       const { commandId } = await devices.command(req.principal.userId, req.params.deviceId, req.body);
       return { status: 'ok' as const, commandId };
     },
+  });
+
+  app.post('/device-v2/:deviceId/command/status', {
+    config: { auth: SCOPES.libraryView },
+    schema: {
+      tags: ['devices'],
+      summary: "Ask for the player's status (answered from its last report)",
+      description:
+        "The body is empty or `{}`. Answers the last status the player reported, as `GET .../status` does; while the player is online it is also published again on the family's live events as `player.status` (and so on MQTT's `data/status`). An offline player's stored status is answered (`isOnline` false) and nothing is published.",
+      params: DeviceParams,
+      body: StatusRequest,
+      response: { 200: StatusRequested, ...deviceErrors },
+    },
+    preValidation: async (req) => {
+      // A request for status has nothing to say: a POST without a body is one too.
+      req.body ??= {};
+      await refuse(statusRequestProblem)(req);
+    },
+    handler: async (req) => ({ status: 'ok' as const, deviceStatus: await devices.requestStatus(req.principal.userId, req.params.deviceId) }),
   });
 }

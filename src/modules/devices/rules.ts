@@ -200,3 +200,51 @@ export function commandProblem(command: DeviceCommand): string | undefined {
   if (command.command !== 'volume' && command.volume !== undefined) return `'${command.command}' takes no volume`;
   return undefined;
 }
+
+/**
+ * yoto-js's typed device writes send fields of its own that the public documentation's routes do
+ * not take (`PATCH .../config` `{maxVolume, volume, ambientColor, nightLightEnabled}`, `PUT
+ * .../shortcuts` `{shortcuts: [{position, contentId}]}`). None maps onto one documented setting
+ * without a guess (a volume limit of 0 to 16 from a number the client's own example gives as 80; a
+ * colour of the day or of the night), so the documented shape is the only one taken (DECISIONS.md)
+ * and each of these is refused with what to send instead.
+ */
+const CLIENT_CONFIG_FIELDS: Record<string, string> = {
+  maxVolume:
+    "send config.maxVolumeLimit (day) and config.nightMaxVolumeLimit (night), strings '0' to '16': steps of the player's volume, not a percentage",
+  volume:
+    'the volume playing is a command (POST /device-v2/{id}/command {"command": "volume", "volume": 0-100}); the setting config.systemVolume is a string \'0\' to \'100\'',
+  ambientColor: "send config.ambientColour (day) or config.nightAmbientColour (night), '#rrggbb'",
+  nightLightEnabled: 'the public service has no such setting, and a browser player has no nightlight',
+};
+
+const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/** Why a config write in a client's own fields cannot be taken (a 400), or undefined. */
+export function clientConfigProblem(body: unknown): string | undefined {
+  if (!isRecord(body)) return undefined;
+  const field = Object.keys(CLIENT_CONFIG_FIELDS).find((name) => name in body);
+  return field === undefined ? undefined : `'${field}' is not a field of this route: ${CLIENT_CONFIG_FIELDS[field]}`;
+}
+
+/** Why a shortcuts write as a client's list cannot be taken (a 400), or undefined. */
+export function clientShortcutsProblem(body: unknown): string | undefined {
+  if (!isRecord(body) || !Array.isArray(body.shortcuts)) return undefined;
+  return (
+    '\'shortcuts\' is an object, {"modes": {"day": {"content": [...]}, "night": {"content": [...]}}}, each content ' +
+    '{"cmd": "track-play", "params": {"card", "chapter", "track"}}: a list of {position, contentId} names neither the mode nor the chapter and track'
+  );
+}
+
+/**
+ * Why a status request cannot be taken (a 400), or undefined: it takes no fields. A command's
+ * payload posted here (yoto-nodejs-client's `sendDeviceCommand`, `{"volume": 50}`) is refused, not
+ * taken as a status request and its command dropped.
+ */
+export function statusRequestProblem(body: unknown): string | undefined {
+  if (!isRecord(body) || Object.keys(body).length === 0) return undefined;
+  return (
+    `a status request takes no fields ('${Object.keys(body)[0]}'): send commands to POST /device-v2/{id}/command, ` +
+    'or publish them over MQTT (device/{id}/command/...)'
+  );
+}

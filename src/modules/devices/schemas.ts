@@ -241,6 +241,18 @@ export type DeviceCommand = Static<typeof DeviceCommand>;
 
 export const CommandAccepted = Type.Object({ status: Type.Literal('ok'), commandId: Type.String() });
 
+/**
+ * `POST /device-v2/{id}/command/status`: a request for the player's status, with nothing to say
+ * (yoto_api posts `{}`). A command's payload here (yoto-nodejs-client's `sendDeviceCommand` posts
+ * its MQTT payloads to this path) is refused rather than ignored: commands have their own route.
+ */
+export const StatusRequest = Type.Object({}, { additionalProperties: false, title: 'DeviceStatusRequest' });
+
+export const StatusRequested = Type.Object({
+  status: Type.Literal('ok'),
+  deviceStatus: Type.Ref('DeviceStatus', { description: 'the last status the player reported, as `GET /device-v2/{id}/status` answers it' }),
+});
+
 export const PlayerRegistration = Type.Object(
   { name: Type.String({ minLength: 1, maxLength: 64, description: 'what the family calls it, such as "Kitchen"' }) },
   { additionalProperties: false, title: 'PlayerRegistration' },

@@ -2,7 +2,8 @@ import type { PlayerCredentialIssuer } from '../../auth/player-credential.js';
 import type { Principal } from '../../auth/principal.js';
 import { bumpCounters, scopes } from '../../db/change-counters.js';
 import type { Store } from '../../db/dialect.js';
-import { familyLock, inUnitOfWork } from '../../db/unit-of-work.js';
+import { familyLock, inUnitOfWork, type Trx } from '../../db/unit-of-work.js';
+import type { DeviceRow } from '../../db/database.js';
 import { publish } from '../events/publish.js';
 import { PLAYER_REMOVED } from '../events/revocations.js';
 import { now } from '../../shared/clock.js';
@@ -42,6 +43,12 @@ export interface DeviceServiceDeps {
 export interface DeviceService {
   listMine(userId: string): Promise<Device[]>;
   status(userId: string, deviceId: string): Promise<DeviceStatus>;
+  /**
+   * A request for the player's status (`POST .../command/status`, MQTT `command/status/request`),
+   * answered from its last report: published again as `player.status` while the player is
+   * online; an offline player's stored status is answered, and nothing is published.
+   */
+  requestStatus(userId: string, deviceId: string): Promise<DeviceStatus>;
   config(userId: string, deviceId: string): Promise<DeviceConfigAnswer>;
   updateConfig(userId: string, deviceId: string, update: ConfigUpdate): Promise<void>;
   updateShortcuts(userId: string, deviceId: string, shortcuts: Shortcuts): Promise<void>;
@@ -78,6 +85,17 @@ export function createDeviceService(store: Store, deps: DeviceServiceDeps): Devi
   const { db } = store;
   const { families } = deps;
 
+  /** The player's status on the family's stream: the family's apps (and MQTT's `data/status`) show it live. */
+  function publishStatus(trx: Trx, row: DeviceRow, view: DeviceStatus): Promise<void> {
+    return publish(trx, store.dialect, {
+      kind: PLAYER_EVENTS.status,
+      audience: { familyId: row.family_id },
+      ids: { deviceId: row.device_id },
+      read: `/device-v2/${row.device_id}/status`,
+      details: { status: view },
+    });
+  }
+
   /** The caller's family's device; another family's, or none, is a 404 alike. */
   async function familyDevice(userId: string, deviceId: string) {
     const familyId = await families.findFamilyId(userId);
@@ -96,6 +114,14 @@ export function createDeviceService(store: Store, deps: DeviceServiceDeps): Devi
 
     async status(userId, deviceId) {
       return statusView(await familyDevice(userId, deviceId), Date.now());
+    },
+
+    async requestStatus(userId, deviceId) {
+      const row = await familyDevice(userId, deviceId);
+      const view = statusView(row, Date.now());
+      // A player that is there would push its status; one that is not pushes nothing.
+      if (view.isOnline) await inUnitOfWork(store, [], (trx) => publishStatus(trx, row, view));
+      return view;
     },
 
     async config(userId, deviceId) {
@@ -208,16 +234,9 @@ export function createDeviceService(store: Store, deps: DeviceServiceDeps): Devi
       const row = await familyDevice(principal.userId, deviceId);
       const reported = { ...row, status: JSON.stringify(normalReport(report)), status_at: now() };
       const view = statusView(reported, Date.parse(reported.status_at));
-      // The family's apps show each player live: the status travels on the family's stream.
       await inUnitOfWork(store, [], async (trx) => {
         await repo.updateDevice(trx, row.device_id, { status: reported.status, status_at: reported.status_at });
-        await publish(trx, store.dialect, {
-          kind: PLAYER_EVENTS.status,
-          audience: { familyId: row.family_id },
-          ids: { deviceId: row.device_id },
-          read: `/device-v2/${row.device_id}/status`,
-          details: { status: view },
-        });
+        await publishStatus(trx, row, view);
       });
       return view;
     },

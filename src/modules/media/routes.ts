@@ -8,7 +8,7 @@ import type { App } from '../../http/route-app.js';
 import type { Readable } from 'node:stream';
 import type { AudioUploads } from './audio-uploads.js';
 import type { FamilyService } from '../families/service.js';
-import { readImageBody } from './image-body.js';
+import { jsonImageBodyLimit, readImageBody, readJsonImage } from './image-body.js';
 import type { Images } from './images.js';
 import type { MediaFiles, MediaResponse } from './media-files.js';
 import {
@@ -20,6 +20,8 @@ import {
   FamilyImageList,
   FamilyImageListQuery,
   FamilyImageQuery,
+  IconJsonAnswer,
+  IconJsonUpload,
   IconUploadQuery,
   PublicIconQuery,
   FileParams,
@@ -276,6 +278,34 @@ export async function mediaRoutes(
       if (!familyId) throw notFound(`image ${req.params.imageId}`);
       const url = await images.familyImageUrl(familyId, req.params.imageId, req.query);
       return reply.code(302).header('location', url).send();
+    },
+  });
+}
+
+/**
+ * `POST /icons`, the icon upload of yoto-js (`icons.upload(file, name)`), which sends the image
+ * inside JSON. Its own plugin because `mediaRoutes` takes every body as bytes; the icon is made and
+ * kept by the same service as `POST /media/displayIcons/user/me/upload` (validation, size limit,
+ * storage), as that route does without query parameters (autoConvert on).
+ */
+export async function iconJsonRoutes(app: App, opts: { images: Images; maxImageBytes: number }): Promise<void> {
+  const { images, maxImageBytes } = opts;
+
+  app.post('/icons', {
+    config: { auth: SCOPES.contentManage },
+    bodyLimit: jsonImageBodyLimit(maxImageBytes),
+    schema: {
+      tags: ['media'],
+      summary: 'Upload a display icon sent inside JSON (made a 16x16 PNG)',
+      description:
+        "`{\"file\", \"name\"}`: `file` is the image as a Buffer written by JSON (`{\"type\": \"Buffer\", \"data\": [bytes]}`) or base64; `name` titles the icon. The image is taken as `POST /media/displayIcons/user/me/upload` takes it (at most `MEDIA_MAX_IMAGE_BYTES`, resized to 16x16). Answers `id` (the `displayIconId`) and `url`, with the icon.",
+      body: IconJsonUpload,
+      response: { 200: IconJsonAnswer, ...authErrors, 413: ErrorRef },
+    },
+    handler: async (req) => {
+      const bytes = readJsonImage(req.body.file, maxImageBytes);
+      const displayIcon = await images.uploadIcon(req.principal.userId, bytes, { autoConvert: true, filename: req.body.name });
+      return { id: displayIcon.displayIconId, url: displayIcon.url, displayIcon };
     },
   });
 }

@@ -101,6 +101,28 @@ const DisplayIcon = Type.Object({
 export const DisplayIconList = Type.Object({ displayIcons: Type.Array(DisplayIcon) });
 export const DisplayIconAnswer = Type.Object({ displayIcon: DisplayIcon });
 
+/** `POST /icons` (yoto-js's `icons.upload(file, name)`): the image inside JSON. */
+export const IconJsonUpload = Type.Object(
+  {
+    file: Type.Union([
+      Type.String({ description: 'the image, base64 (a `data:` URL too)' }),
+      Type.Object(
+        { type: Type.Literal('Buffer'), data: Type.Array(Type.Integer({ minimum: 0, maximum: 255 })) },
+        { additionalProperties: false, description: "a Node Buffer as `JSON.stringify` writes it (what yoto-js sends); a Blob is written `{}` and refused" },
+      ),
+    ]),
+    name: Type.String({ maxLength: 1024, description: "titles the icon, as the upload's `filename` does" }),
+  },
+  { additionalProperties: false, title: 'IconJsonUpload' },
+);
+
+/** yoto-js's `UploadIconResponse` (`id`, `url`), with the icon as the documented upload answers it. */
+export const IconJsonAnswer = Type.Object({
+  id: Type.String({ description: "the icon's `displayIconId`" }),
+  url: Type.String(),
+  displayIcon: DisplayIcon,
+});
+
 export const IconUploadQuery = Type.Object({
   autoConvert: OnUnlessFalse('Resizes the image to 16x16 and converts it to PNG; off, it must already be a 16x16 PNG or GIF.'),
   filename: Type.Optional(
