@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { AxeBuilder } from '@axe-core/playwright';
+import { connectAsync } from 'mqtt';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDeployment, type Deployment } from './support/deployment.js';
@@ -209,6 +210,55 @@ describe.skipIf(!haveBrowser)(`the browser player in Chromium on ${testDialect()
     expect((await audio(player)).paused).toBe(kitchenBefore.paused);
     expect((await audio(player)).src).toBe(kitchenBefore.src);
     await axe(parent, 'offline-refusal');
+  });
+
+  it('an app over MQTT starts the card on the browser player and sees it play; pause, resume, volume, stop; closed, it goes offline', async () => {
+    const token = await parentToken();
+    const mine = (await (await fetch(`${server.url}/content/mine`, { headers: { authorization: `Bearer ${token}` } })).json()) as { cards: { cardId: string; title: string }[] };
+    const card = mine.cards.find((c) => c.title === 'Our day')!.cardId;
+    const app = await connectAsync(`${server.url.replace(/^http/, 'ws')}/mqtt`, {
+      username: `_?x-amz-customauthorizer-name=PublicJWTAuthorizer`,
+      password: token,
+      reconnectPeriod: 0,
+    });
+    const received: { topic: string; body: any; at: number }[] = [];
+    app.on('message', (topic, payload) => received.push({ topic, body: payload.length ? JSON.parse(payload.toString()) : null, at: Date.now() }));
+    const seen = async (what: string, match: (m: { topic: string; body: any }) => boolean, after = 0): Promise<{ body: any; at: number }> => {
+      await expect.poll(() => received.slice(after).some(match), { timeout: 10_000, message: what }).toBe(true);
+      return received.slice(after).find(match)!;
+    };
+    const send = async (command: string, payload: object = {}): Promise<number> => {
+      const at = received.length;
+      await app.publishAsync(`device/${deviceId}/command/${command}`, JSON.stringify(payload), { qos: 1 });
+      return at;
+    };
+    try {
+      await app.subscribeAsync(['data/events', 'response', 'presence'].map((s) => `device/${deviceId}/${s}`), { qos: 1 });
+      let at = await send('card/start', { uri: `https://yoto.io/${card}` });
+      const sentAt = Date.now();
+      await expect.poll(async () => (await audio(player)).time, { timeout: 5_000, interval: 50 }).toBeGreaterThan(0.2);
+      const playing = await seen('data/events playing the card', (m) => m.topic.endsWith('/data/events') && m.body.cardId === card && m.body.playbackStatus === 'playing' && Boolean(m.body.trackKey), at);
+      process.stderr.write(`MQTT card/start to data/events playing: ${playing.at - sentAt} ms\n`);
+      expect((await seen('the response', (m) => m.topic.endsWith('/response'), at)).body.status).toMatchObject({ card: 'OK' });
+
+      at = await send('card/pause');
+      await expect.poll(async () => (await audio(player)).paused, { timeout: 5_000 }).toBe(true);
+      await seen('data/events paused', (m) => m.topic.endsWith('/data/events') && m.body.playbackStatus === 'paused', at);
+      at = await send('card/resume');
+      await expect.poll(async () => (await audio(player)).paused, { timeout: 5_000 }).toBe(false);
+      at = await send('volume/set', { volume: 25 });
+      await expect.poll(() => player.evaluate<number>("document.querySelector('audio').volume"), { timeout: 5_000 }).toBeCloseTo(0.25, 2);
+      at = await send('card/stop');
+      await seen('data/events stopped', (m) => m.topic.endsWith('/data/events') && m.body.playbackStatus === 'stopped', at);
+      at = await send('status/request');
+
+      // The player's page closes: it is offline at once.
+      at = received.length;
+      await player.close();
+      await seen('presence offline', (m) => m.topic.endsWith('/presence') && m.body?.state === 'offline', at);
+    } finally {
+      await app.endAsync(true);
+    }
   });
 
   it('no console errors on the pages', () => {
