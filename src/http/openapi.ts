@@ -313,7 +313,7 @@ const finishDocument: SwaggerTransformObject = (document) => {
 type ComponentSchema = {
   oneOf?: { $ref?: string }[];
   discriminator?: { propertyName: string; mapping?: Record<string, string> };
-  properties?: Record<string, { const?: unknown }>;
+  properties?: Record<string, { const?: unknown; enum?: unknown[] }>;
 };
 
 /**
@@ -328,7 +328,9 @@ function addDiscriminatorMappings(schemas: Record<string, unknown>): void {
     const mapping: Record<string, string> = {};
     for (const { $ref } of oneOf) {
       const member = $ref === undefined ? undefined : (schemas[$ref.replace('#/components/schemas/', '')] as ComponentSchema | undefined);
-      const tag = member?.properties?.[discriminator.propertyName]?.const;
+      // Swagger writes a `const` as a one-value `enum`.
+      const property = member?.properties?.[discriminator.propertyName];
+      const tag = property?.const ?? (property?.enum?.length === 1 ? property.enum[0] : undefined);
       if (typeof tag === 'string' && $ref !== undefined) mapping[tag] = $ref;
     }
     discriminator.mapping = mapping;

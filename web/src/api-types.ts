@@ -1559,7 +1559,7 @@ export interface components {
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}
              */
-            command: "CardPlayCommand";
+            command: "card-play";
             /** @description the card to play (one the family may play) */
             cardId: string;
             /** @description the chapter to start at (else the first) */
@@ -1579,7 +1579,7 @@ export interface components {
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}
              */
-            command: "PlayCommand";
+            command: "play";
         };
         /** @description pause */
         PauseCommand: {
@@ -1587,7 +1587,7 @@ export interface components {
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}
              */
-            command: "PauseCommand";
+            command: "pause";
         };
         /** @description resume after a pause */
         ResumeCommand: {
@@ -1595,7 +1595,7 @@ export interface components {
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}
              */
-            command: "ResumeCommand";
+            command: "resume";
         };
         /** @description stop, back at the start of the card */
         StopCommand: {
@@ -1603,7 +1603,7 @@ export interface components {
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}
              */
-            command: "StopCommand";
+            command: "stop";
         };
         /** @description the next track (stays on the last) */
         NextCommand: {
@@ -1611,7 +1611,7 @@ export interface components {
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}
              */
-            command: "NextCommand";
+            command: "next";
         };
         /** @description the previous track (stays on the first) */
         PreviousCommand: {
@@ -1619,7 +1619,7 @@ export interface components {
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}
              */
-            command: "PreviousCommand";
+            command: "previous";
         };
         /** @description set the volume */
         VolumeCommand: {
@@ -1627,7 +1627,7 @@ export interface components {
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}
              */
-            command: "VolumeCommand";
+            command: "volume";
             /** @description the volume, 0 to 100 */
             volume: number;
         };
@@ -1637,7 +1637,7 @@ export interface components {
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}
              */
-            command: "VolumeUpCommand";
+            command: "volumeUp";
         };
         /** @description one step (of 16) quieter */
         VolumeDownCommand: {
@@ -1645,7 +1645,7 @@ export interface components {
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}
              */
-            command: "VolumeDownCommand";
+            command: "volumeDown";
         };
         /** @description start (or restart: it replaces the one running) or cancel the sleep timer */
         SleepTimerCommand: {
@@ -1653,7 +1653,7 @@ export interface components {
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}
              */
-            command: "SleepTimerCommand";
+            command: "sleep-timer";
             /** @description stop playing after this many seconds; 0 cancels the timer */
             seconds: number;
         };
