@@ -30,13 +30,14 @@ import { requestId } from './http/request-id.js';
 import { registerRequestLog } from './http/request-log.js';
 import type { App } from './http/route-app.js';
 import { registerSecurityHeaders } from './http/security-headers.js';
+import { validationError } from './http/validation-messages.js';
 import { registerWebApp } from './http/web-app.js';
 import { cardRoutes } from './modules/cards/routes.js';
 import { Card, CardSummary } from './modules/cards/schemas.js';
 import { createCardService } from './modules/cards/service.js';
 import { playerCredentialCheck } from './modules/devices/credentials.js';
 import { deviceRoutes } from './modules/devices/routes.js';
-import { Device, DeviceStatus } from './modules/devices/schemas.js';
+import { DEVICE_COMMAND_SCHEMAS, Device, DeviceCommand, DeviceStatus } from './modules/devices/schemas.js';
 import { createDeviceService } from './modules/devices/service.js';
 import { createPlayerCredentialIssuer } from './auth/player-credential.js';
 import { createEventHub } from './modules/events/hub.js';
@@ -187,14 +188,17 @@ function createFastify(config: Readonly<Config>): App {
         removeAdditional: false,
         useDefaults: true,
         allErrors: false,
+        // `oneOf` with a `discriminator` (DeviceCommand): the tag picks the one member to check.
+        discriminator: true,
       },
     },
+    schemaErrorFormatter: validationError,
   }).withTypeProvider<TypeBoxTypeProvider>();
 }
 
 /** The schemas answers refer to by name (`$ref`), shared by routes and the document. */
 function addSharedSchemas(app: App): void {
-  for (const schema of [ErrorBody, Card, CardSummary, Family, NamedMember, LibraryRecord, Group, Wishlist, Device, DeviceStatus, Link, LinkJob]) {
+  for (const schema of [ErrorBody, Card, CardSummary, Family, NamedMember, LibraryRecord, Group, Wishlist, Device, DeviceStatus, ...Object.values(DEVICE_COMMAND_SCHEMAS), DeviceCommand, Link, LinkJob]) {
     app.addSchema(schema);
   }
 }

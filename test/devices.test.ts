@@ -352,7 +352,13 @@ describe(`devices on ${testDialect()}`, () => {
         { command: 'next' },
         { command: 'previous' },
         { command: 'volume', volume: 30 },
+        { command: 'volumeUp' },
+        { command: 'volumeDown' },
         { command: 'stop' },
+        { command: 'play' },
+        { command: 'card-play', cardId: card.cardId, cutOff: 20, anyButtonStop: true },
+        { command: 'sleep-timer', seconds: 600 },
+        { command: 'sleep-timer', seconds: 0 },
       ];
       for (const body of commands) {
         const r = expectStatus(await t.call('POST', `/device-v2/${kitchen.deviceId}/command`, { token, body }), 200);
@@ -361,17 +367,26 @@ describe(`devices on ${testDialect()}`, () => {
     });
 
     it.each([
-      ['card-play without a card', { command: 'card-play' }],
-      ['volume without a volume', { command: 'volume' }],
-      ['a volume over 100', { command: 'volume', volume: 101 }],
-      ['pause with a card', { command: 'pause', cardId: 'abcde' }],
-      ['an unknown command', { command: 'explode' }],
-    ])('refuses %s (400)', async (_what, body) => {
+      ['card-play without a card', { command: 'card-play' }, "body must have required property 'cardId'"],
+      ['volume without a volume', { command: 'volume' }, "body must have required property 'volume'"],
+      ['a volume over 100', { command: 'volume', volume: 101 }, 'body/volume must be <= 100'],
+      ['pause with a card', { command: 'pause', cardId: 'abcde' }, "body has a field it does not take: 'cardId'"],
+      ['volume with a card', { command: 'volume', volume: 3, cardId: 'abcde' }, "body has a field it does not take: 'cardId'"],
+      ['a cutOff that is not whole seconds', { command: 'card-play', cardId: 'abcde', cutOff: 1.5 }, 'body/cutOff must be integer'],
+      ['anyButtonStop not a boolean', { command: 'card-play', cardId: 'abcde', anyButtonStop: 'yes' }, 'body/anyButtonStop must be boolean'],
+      ['a sleep timer without seconds', { command: 'sleep-timer' }, "body must have required property 'seconds'"],
+      ['a sleep timer over a day', { command: 'sleep-timer', seconds: 86_401 }, 'body/seconds must be <= 86400'],
+      ['a negative sleep timer', { command: 'sleep-timer', seconds: -1 }, 'body/seconds must be >= 0'],
+      ['an unknown command', { command: 'explode' }, 'body/command must be one of "card-play", "play", "pause", "resume", "stop", "next", "previous", "volume", "volumeUp", "volumeDown", "sleep-timer"'],
+      ['no command', { volume: 3 }, "body must have required property 'command'"],
+      ['a command that is not a string', { command: 7 }, 'body/command must be string'],
+    ])('refuses %s (400, saying what is wrong)', async (_what, body, message) => {
       const { token } = await member();
       const kitchen = await register(token);
       expectStatus(await report(kitchen), 200);
       const r = await t.call('POST', `/device-v2/${kitchen.deviceId}/command`, { token, body });
       expect([r.status, errorCode(r)]).toEqual([400, 'bad-request']);
+      expect(r.body.error.message).toContain(message);
     });
 
     it('answers 404 for a card the family may not play (a premium catalogue card, another user\'s card)', async () => {

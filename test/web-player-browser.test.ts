@@ -212,6 +212,48 @@ describe.skipIf(!haveBrowser)(`the browser player in Chromium on ${testDialect()
     await axe(parent, 'offline-refusal');
   });
 
+  /** POST /device-v2/{id}/command as the parent, as an app sends it. */
+  const command = async (body: Record<string, unknown>): Promise<void> => {
+    const answer = await fetch(`${server.url}/device-v2/${deviceId}/command`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${await parentToken()}`, 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
+    expect(answer.status, await answer.text()).toBe(200);
+  };
+  const ourDay = async (): Promise<string> => {
+    const answer = await fetch(`${server.url}/content/mine`, { headers: { authorization: `Bearer ${await parentToken()}` } });
+    const { cards } = (await answer.json()) as { cards: { cardId: string; title: string }[] };
+    return cards.find((c) => c.title === 'Our day')!.cardId;
+  };
+  const playingNow = async (): Promise<void> => {
+    await expect.poll(async () => (await audio(player)).paused, { timeout: 5_000 }).toBe(false);
+    await expect.poll(async () => (await audio(player)).time, { timeout: 5_000 }).toBeGreaterThan(0.2);
+  };
+
+  it('sleep-timer: a new timer replaces the running one and stops playback after its seconds; 0 cancels it', async () => {
+    const cardId = await ourDay();
+    await command({ command: 'card-play', cardId });
+    await playingNow();
+    await command({ command: 'sleep-timer', seconds: 1 });
+    await command({ command: 'sleep-timer', seconds: 0 });
+    await new Promise((resolve) => setTimeout(resolve, 2_500));
+    expect((await audio(player)).paused).toBe(false);
+    await command({ command: 'sleep-timer', seconds: 600 });
+    await command({ command: 'sleep-timer', seconds: 2 });
+    const setAt = Date.now();
+    await expect.poll(async () => (await status()).playbackStatus, { timeout: 10_000, interval: 100 }).toBe('stopped');
+    expect(Date.now() - setAt).toBeGreaterThan(1_500);
+    expect((await audio(player)).paused).toBe(true);
+  });
+
+  it("card-play's cutOff stops playback when the track reaches it", async () => {
+    await command({ command: 'card-play', cardId: await ourDay(), secondsIn: 1, cutOff: 3, anyButtonStop: true });
+    await playingNow();
+    await expect.poll(async () => (await status()).playbackStatus, { timeout: 10_000, interval: 100 }).toBe('stopped');
+    expect((await audio(player)).paused).toBe(true);
+  });
+
   it('an app over MQTT starts the card on the browser player and sees it play; pause, resume, volume, stop; closed, it goes offline', async () => {
     const token = await parentToken();
     const mine = (await (await fetch(`${server.url}/content/mine`, { headers: { authorization: `Bearer ${token}` } })).json()) as { cards: { cardId: string; title: string }[] };

@@ -306,8 +306,36 @@ const finishDocument: SwaggerTransformObject = (document) => {
       }
     }
   }
+  addDiscriminatorMappings(openapiObject.components?.schemas ?? {});
   return openapiObject;
 };
+
+type ComponentSchema = {
+  oneOf?: { $ref?: string }[];
+  discriminator?: { propertyName: string; mapping?: Record<string, string> };
+  properties?: Record<string, { const?: unknown; enum?: unknown[] }>;
+};
+
+/**
+ * A `discriminator` names its members by their tag (`card-play`), not by their component names
+ * (`CardPlayCommand`): the document says which is which, from each member's constant tag. The
+ * schemas cannot carry the mapping themselves (Ajv refuses it; it reads the constants).
+ */
+function addDiscriminatorMappings(schemas: Record<string, unknown>): void {
+  for (const schema of Object.values(schemas) as ComponentSchema[]) {
+    const { discriminator, oneOf } = schema;
+    if (!discriminator || !oneOf || discriminator.mapping) continue;
+    const mapping: Record<string, string> = {};
+    for (const { $ref } of oneOf) {
+      const member = $ref === undefined ? undefined : (schemas[$ref.replace('#/components/schemas/', '')] as ComponentSchema | undefined);
+      // Swagger writes a `const` as a one-value `enum`.
+      const property = member?.properties?.[discriminator.propertyName];
+      const tag = property?.const ?? (property?.enum?.length === 1 ? property.enum[0] : undefined);
+      if (typeof tag === 'string' && $ref !== undefined) mapping[tag] = $ref;
+    }
+    discriminator.mapping = mapping;
+  }
+}
 
 /** `GET /wishlists/{wishlistId}` -> `getWishlistsByWishlistId`; `/.well-known/jwks.json` -> `getWellKnownJwksJson`. */
 export function operationId(method: string, path: string): string {

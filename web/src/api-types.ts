@@ -923,7 +923,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Send a command to a player: play a card (at a chapter and track), pause, resume, stop, volume, next, previous
+         * Send a command to a player: play a card (at a chapter and track), pause, resume, stop, volume, next, previous, a sleep timer
          * @description An offline player is refused with 409 `device-offline`: commands are never queued.
          *
          *     Needs the scope `family:library:manage`.
@@ -1597,6 +1597,118 @@ export interface components {
             playbackStatus: "playing" | "paused" | "stopped";
             reportedAt: string | null;
         };
+        /** @description play a card, from the start or at a chapter, track and offset */
+        CardPlayCommand: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            command: "card-play";
+            /** @description the card to play (one the family may play) */
+            cardId: string;
+            /** @description the chapter to start at (else the first) */
+            chapterKey?: string;
+            /** @description the track to start at (else the chapter's first) */
+            trackKey?: string;
+            /** @description seconds into the first track to start at */
+            secondsIn?: number;
+            /** @description seconds into the first track to stop at (playback stops there; at or before `secondsIn`: at once) */
+            cutOff?: number;
+            /** @description whether a press of the player's buttons stops playback; a browser player has no buttons: accepted, without effect */
+            anyButtonStop?: boolean;
+        };
+        /** @description play (the card loaded) */
+        PlayCommand: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            command: "play";
+        };
+        /** @description pause */
+        PauseCommand: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            command: "pause";
+        };
+        /** @description resume after a pause */
+        ResumeCommand: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            command: "resume";
+        };
+        /** @description stop, back at the start of the card */
+        StopCommand: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            command: "stop";
+        };
+        /** @description the next track (stays on the last) */
+        NextCommand: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            command: "next";
+        };
+        /** @description the previous track (stays on the first) */
+        PreviousCommand: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            command: "previous";
+        };
+        /** @description set the volume */
+        VolumeCommand: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            command: "volume";
+            /** @description the volume, 0 to 100 */
+            volume: number;
+        };
+        /** @description one step (of 16) louder */
+        VolumeUpCommand: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            command: "volumeUp";
+        };
+        /** @description one step (of 16) quieter */
+        VolumeDownCommand: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            command: "volumeDown";
+        };
+        /** @description start (or restart: it replaces the one running) or cancel the sleep timer */
+        SleepTimerCommand: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            command: "sleep-timer";
+            /** @description stop playing after this many seconds; 0 cancels the timer */
+            seconds: number;
+        };
+        /**
+         * DeviceCommand
+         * @description a command to a player: `command` names it, and says which of the other fields it takes
+         */
+        DeviceCommand: {
+            /** @enum {string} */
+            command: "card-play" | "play" | "pause" | "resume" | "stop" | "next" | "previous" | "volume" | "volumeUp" | "volumeDown" | "sleep-timer";
+        } & (components["schemas"]["CardPlayCommand"] | components["schemas"]["PlayCommand"] | components["schemas"]["PauseCommand"] | components["schemas"]["ResumeCommand"] | components["schemas"]["StopCommand"] | components["schemas"]["NextCommand"] | components["schemas"]["PreviousCommand"] | components["schemas"]["VolumeCommand"] | components["schemas"]["VolumeUpCommand"] | components["schemas"]["VolumeDownCommand"] | components["schemas"]["SleepTimerCommand"]);
         /** Link */
         Link: {
             linkId: string;
@@ -4235,14 +4347,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    command: "card-play" | "play" | "pause" | "resume" | "stop" | "next" | "previous" | "volume" | "volumeUp" | "volumeDown";
-                    cardId?: string;
-                    chapterKey?: string;
-                    trackKey?: string;
-                    secondsIn?: number;
-                    volume?: number;
-                };
+                "application/json": components["schemas"]["DeviceCommand"];
             };
         };
         responses: {

@@ -47,15 +47,10 @@ export function startIndex(queue: readonly QueuedTrack[], chapterKey?: string, t
   return Math.max(0, chapter);
 }
 
-/** A command as it arrives on the stream (`player.command` event's `command`). */
-export interface PlayerCommand {
-  command: string;
-  cardId?: string;
-  chapterKey?: string;
-  trackKey?: string;
-  secondsIn?: number;
-  volume?: number;
-}
+/** A command as it arrives on the stream (`player.command` event's `command`), as the server's `DeviceCommand` says. */
+export type PlayerCommand = components['schemas']['DeviceCommand'];
+/** The commands that only change the state (`card-play` reads the card first; `sleep-timer` sets a timer): `obey` takes these. */
+export type StateCommand = Exclude<PlayerCommand, { command: 'card-play' | 'sleep-timer' }>;
 
 /** The player's state that commands change (the card itself is loaded by the page). */
 export interface PlayerState {
@@ -76,10 +71,10 @@ const VOLUME_STEP = 100 / 16;
 const clampVolume = (v: number): number => Math.round(Math.min(100, Math.max(0, v)));
 
 /**
- * The state after a command other than `card-play` (which needs the card read first). `next`
- * past the last track and `previous` before the first stay where they are.
+ * The state after a command that changes only the state. `next` past the last track and
+ * `previous` before the first stay where they are.
  */
-export function obey(state: PlayerState, command: PlayerCommand, queueLength: number): PlayerState {
+export function obey(state: PlayerState, command: StateCommand, queueLength: number): PlayerState {
   switch (command.command) {
     case 'pause':
       return { ...state, playing: false };
@@ -93,12 +88,21 @@ export function obey(state: PlayerState, command: PlayerCommand, queueLength: nu
     case 'previous':
       return { ...state, index: Math.max(0, state.index - 1) };
     case 'volume':
-      return { ...state, volume: clampVolume(command.volume ?? state.volume) };
+      return { ...state, volume: clampVolume(command.volume) };
     case 'volumeUp':
       return { ...state, volume: clampVolume(state.volume + VOLUME_STEP) };
     case 'volumeDown':
       return { ...state, volume: clampVolume(state.volume - VOLUME_STEP) };
     default:
-      return state;
+      return unknownCommand(command);
   }
+}
+
+/**
+ * A command this build does not know: the server's schema and these types come from one
+ * document, so only a page older than the server (open across an upgrade) meets one; it says
+ * so rather than ignoring it. `never`: a command added to the schema fails this file's build.
+ */
+export function unknownCommand(command: never): never {
+  throw new Error(`this player does not know the command ${JSON.stringify(command)}; reload the page`);
 }

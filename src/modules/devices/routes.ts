@@ -6,7 +6,7 @@ import { clientConfigProblem, clientShortcutsProblem, statusRequestProblem } fro
 import {
   CommandAccepted,
   ConfigUpdate,
-  DeviceCommand,
+  DeviceCommandRef,
   DeviceConfigEnvelope,
   DeviceList,
   DeviceParams,
@@ -146,10 +146,10 @@ export async function deviceRoutes(app: App, opts: { devices: DeviceService }): 
     config: { auth: SCOPES.libraryManage },
     schema: {
       tags: ['devices'],
-      summary: 'Send a command to a player: play a card (at a chapter and track), pause, resume, stop, volume, next, previous',
+      summary: 'Send a command to a player: play a card (at a chapter and track), pause, resume, stop, volume, next, previous, a sleep timer',
       description: 'An offline player is refused with 409 `device-offline`: commands are never queued.',
       params: DeviceParams,
-      body: DeviceCommand,
+      body: DeviceCommandRef,
       response: { 200: CommandAccepted, ...deviceErrors, 409: ErrorRef },
     },
     handler: async (req) => {

@@ -1,7 +1,7 @@
 import type { DeviceRow } from '../../db/database.js';
 import { AppError } from '../../shared/errors.js';
 import { BROWSER_PLAYER_FAMILY, PLAYER_SOFTWARE_VERSION } from './identity.js';
-import type { ConfigSettings, ConfigSettingsInput, Device, DeviceCommand, DeviceStatus, Shortcuts, StatusReport } from './schemas.js';
+import type { ConfigSettings, ConfigSettingsInput, Device, DeviceStatus, Shortcuts, StatusReport } from './schemas.js';
 
 /** The devices rules (issue 22, DECISIONS.md "Devices and events"), as pure functions. */
 
@@ -188,17 +188,6 @@ export function reportProblem(report: StatusReport): string | undefined {
 /** The time zone a player last reported, or null. */
 export function reportedTimezone(row: Pick<DeviceRow, 'status'>): string | null {
   return row.status === null ? null : ((JSON.parse(row.status) as StatusReport).timezone ?? null);
-}
-
-/** Why a command cannot be sent as it is (a 400), or undefined when it can. */
-export function commandProblem(command: DeviceCommand): string | undefined {
-  if (command.command === 'card-play' && command.cardId === undefined) return "'card-play' needs a cardId";
-  if (command.command === 'volume' && command.volume === undefined) return "'volume' needs a volume (0 to 100)";
-  if (command.command !== 'card-play' && (command.cardId ?? command.chapterKey ?? command.trackKey ?? command.secondsIn) !== undefined) {
-    return `'${command.command}' takes no cardId, chapterKey, trackKey or secondsIn`;
-  }
-  if (command.command !== 'volume' && command.volume !== undefined) return `'${command.command}' takes no volume`;
-  return undefined;
 }
 
 /**

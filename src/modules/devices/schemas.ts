@@ -220,24 +220,84 @@ export const DeviceConfigEnvelope = Type.Object({
   ),
 });
 
+const CardKey = (description: string) => Type.String({ minLength: 1, maxLength: 128, description });
+/** `volumeUp` -> `VolumeUpCommand`: each command's schema is a named component of the document. */
+const idOf = (name: string): string => `${name.replace(/(^|-)(.)/g, (_m, _dash: string, c: string) => c.toUpperCase())}Command`;
+const bareCommand = <N extends string>(name: N, description: string) =>
+  Type.Object({ command: Type.Literal(name) }, { additionalProperties: false, $id: idOf(name), description });
+
+/** The longest sleep timer: a day. */
+export const MAX_SLEEP_TIMER_SECONDS = 86_400;
+
 /**
- * `POST /device-v2/{id}/command`. `command` names what to do; `card-play` takes `cardId` and
- * optionally `chapterKey`, `trackKey` and `secondsIn`; `volume` takes `volume` (0 to 100).
+ * Each command a player obeys, by name, with its own fields: `POST /device-v2/{id}/command`
+ * takes them as they are here, the MQTT bridge maps its topics onto them, and the browser player
+ * handles each (web/src/pages/player-device.tsx). A field a command does not take is refused.
  */
-export const DeviceCommand = Type.Object(
-  {
-    command: Type.Union(
-      ['card-play', 'play', 'pause', 'resume', 'stop', 'next', 'previous', 'volume', 'volumeUp', 'volumeDown'].map((c) => Type.Literal(c)),
-    ),
-    cardId: Type.Optional(Type.String({ minLength: 1, maxLength: 128 })),
-    chapterKey: Type.Optional(Type.String({ minLength: 1, maxLength: 128 })),
-    trackKey: Type.Optional(Type.String({ minLength: 1, maxLength: 128 })),
-    secondsIn: Type.Optional(Type.Number({ minimum: 0, maximum: 1e7 })),
-    volume: Type.Optional(Type.Integer({ minimum: 0, maximum: 100 })),
-  },
-  { additionalProperties: false, title: 'DeviceCommand' },
-);
-export type DeviceCommand = Static<typeof DeviceCommand>;
+export const DEVICE_COMMAND_SCHEMAS = {
+  'card-play': Type.Object(
+    {
+      command: Type.Literal('card-play'),
+      cardId: CardKey('the card to play (one the family may play)'),
+      chapterKey: Type.Optional(CardKey('the chapter to start at (else the first)')),
+      trackKey: Type.Optional(CardKey("the track to start at (else the chapter's first)")),
+      secondsIn: Type.Optional(Type.Number({ minimum: 0, maximum: 1e7, description: 'seconds into the first track to start at' })),
+      cutOff: Type.Optional(
+        Type.Integer({ minimum: 0, maximum: 1e7, description: 'seconds into the first track to stop at (playback stops there; at or before `secondsIn`: at once)' }),
+      ),
+      anyButtonStop: Type.Optional(Type.Boolean({ description: "whether a press of the player's buttons stops playback; a browser player has no buttons: accepted, without effect" })),
+    },
+    { additionalProperties: false, $id: idOf('card-play'), description: 'play a card, from the start or at a chapter, track and offset' },
+  ),
+  play: bareCommand('play', 'play (the card loaded)'),
+  pause: bareCommand('pause', 'pause'),
+  resume: bareCommand('resume', 'resume after a pause'),
+  stop: bareCommand('stop', 'stop, back at the start of the card'),
+  next: bareCommand('next', 'the next track (stays on the last)'),
+  previous: bareCommand('previous', 'the previous track (stays on the first)'),
+  volume: Type.Object(
+    { command: Type.Literal('volume'), volume: Type.Integer({ minimum: 0, maximum: 100, description: 'the volume, 0 to 100' }) },
+    { additionalProperties: false, $id: idOf('volume'), description: 'set the volume' },
+  ),
+  volumeUp: bareCommand('volumeUp', 'one step (of 16) louder'),
+  volumeDown: bareCommand('volumeDown', 'one step (of 16) quieter'),
+  'sleep-timer': Type.Object(
+    {
+      command: Type.Literal('sleep-timer'),
+      seconds: Type.Integer({ minimum: 0, maximum: MAX_SLEEP_TIMER_SECONDS, description: 'stop playing after this many seconds; 0 cancels the timer' }),
+    },
+    { additionalProperties: false, $id: idOf('sleep-timer'), description: 'start (or restart: it replaces the one running) or cancel the sleep timer' },
+  ),
+} as const;
+
+type DeviceCommandSchema = (typeof DEVICE_COMMAND_SCHEMAS)[keyof typeof DEVICE_COMMAND_SCHEMAS];
+/** A command to a player: one of DEVICE_COMMAND_SCHEMAS, told apart by `command`. */
+export type DeviceCommand = Static<DeviceCommandSchema>;
+export type DeviceCommandName = DeviceCommand['command'];
+/** The command named `N`, with its own fields. */
+export type DeviceCommandOf<N extends DeviceCommandName> = Extract<DeviceCommand, { command: N }>;
+/** Every command's name. */
+export const DEVICE_COMMANDS = Object.keys(DEVICE_COMMAND_SCHEMAS) as DeviceCommandName[];
+
+/**
+ * The union as one schema (component `DeviceCommand`): a `oneOf` of the commands' schemas with a
+ * `discriminator` on `command`, so the validator (app.ts turns Ajv's `discriminator` on) checks
+ * the one member the name picks and answers that member's errors alone. `command` is checked
+ * first against every name, so an unknown one is answered with the list. The document adds the
+ * discriminator's `mapping` (http/openapi.ts), which Ajv does not take.
+ */
+export const DeviceCommand = Type.Unsafe<DeviceCommand>({
+  $id: 'DeviceCommand',
+  title: 'DeviceCommand',
+  type: 'object',
+  description: 'a command to a player: `command` names it, and says which of the other fields it takes',
+  properties: { command: { type: 'string', enum: DEVICE_COMMANDS } },
+  required: ['command'],
+  oneOf: Object.values(DEVICE_COMMAND_SCHEMAS).map((member) => Type.Ref(member)),
+  discriminator: { propertyName: 'command' },
+});
+/** `DeviceCommand` by reference (it is a shared schema), for bodies and events that carry one. */
+export const DeviceCommandRef = Type.Unsafe<DeviceCommand>(Type.Ref('DeviceCommand'));
 
 export const CommandAccepted = Type.Object({ status: Type.Literal('ok'), commandId: Type.String() });
 

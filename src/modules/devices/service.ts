@@ -16,7 +16,6 @@ import {
   BROWSER_PLAYER,
   EMPTY_SHORTCUTS,
   checkPlayerLimit,
-  commandProblem,
   configOf,
   deviceView,
   isBrowserPlayer,
@@ -146,13 +145,11 @@ export function createDeviceService(store: Store, deps: DeviceServiceDeps): Devi
     },
 
     async command(userId, deviceId, command) {
-      const problem = commandProblem(command);
-      if (problem) throw badRequest(problem);
       const row = await familyDevice(userId, deviceId);
       if (!isOnline(row.status_at, Date.now())) {
         throw new AppError('device-offline', `the player '${row.name ?? row.device_id}' is offline (no status for 30 seconds); the command was not sent`);
       }
-      if (command.command === 'card-play' && command.cardId !== undefined) await deps.assertReadable(userId, command.cardId);
+      if (command.command === 'card-play') await deps.assertReadable(userId, command.cardId);
       const commandId = newHexId();
       // Delivered on the family's event stream: the player named by `ids.deviceId` obeys it;
       // members see it too (another app may show "sent to Kitchen").

@@ -1,6 +1,6 @@
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
-import type { DeviceCommand } from '../devices/schemas.js';
+import { DEVICE_COMMAND_SCHEMAS, type DeviceCommand } from '../devices/schemas.js';
 
 /**
  * The command topics of the public MQTT interface (yoto.dev, "MQTT Documentation"), as what the
@@ -9,16 +9,19 @@ import type { DeviceCommand } from '../devices/schemas.js';
  * change, so the stored status is the player's own), or a refusal for what a browser cannot do.
  */
 
-const CardStart = Type.Object({
-  uri: Type.String({ minLength: 1, maxLength: 512, description: 'the card: `https://yoto.io/<cardId>`, or the bare id' }),
-  chapterKey: Type.Optional(Type.String({ minLength: 1, maxLength: 128 })),
-  trackKey: Type.Optional(Type.String({ minLength: 1, maxLength: 128 })),
-  secondsIn: Type.Optional(Type.Integer({ minimum: 0, maximum: 1e7 })),
-  cutOff: Type.Optional(Type.Integer({ minimum: 0, maximum: 1e7 })),
-  anyButtonStop: Type.Optional(Type.Boolean()),
-});
-const VolumeSet = Type.Object({ volume: Type.Integer({ minimum: 0, maximum: 100 }) });
-const SleepTimerSet = Type.Object({ seconds: Type.Integer({ minimum: 0, maximum: 86_400 }) });
+/** A command's own fields (its REST schema's, `command` aside): the one place their limits are. */
+const fieldsOf = <N extends keyof typeof DEVICE_COMMAND_SCHEMAS>(name: N) => Type.Omit(DEVICE_COMMAND_SCHEMAS[name], ['command'], { additionalProperties: false });
+
+/** `card/start` names the card by a URI, and takes `card-play`'s other fields. */
+const CardStart = Type.Composite(
+  [
+    Type.Object({ uri: Type.String({ minLength: 1, maxLength: 512, description: 'the card: `https://yoto.io/<cardId>`, or the bare id' }) }),
+    Type.Omit(DEVICE_COMMAND_SCHEMAS['card-play'], ['command', 'cardId']),
+  ],
+  { additionalProperties: false },
+);
+const VolumeSet = fieldsOf('volume');
+const SleepTimerSet = fieldsOf('sleep-timer');
 const StatusFullRequest = Type.Object({ requestId: Type.Optional(Type.String({ maxLength: 128 })) });
 
 /** What the service does with a command topic's message. */

@@ -3,7 +3,7 @@ import { useEffect, useRef } from 'preact/hooks';
 import { api, coverOf, errorMessage, type Card } from '../api.js';
 import { tokens } from '../auth.js';
 import { messages } from '../messages.js';
-import { obey, queueOf, startIndex, type PlayerCommand, type PlayerState } from '../player-queue.js';
+import { obey, queueOf, startIndex, unknownCommand, type PlayerCommand, type PlayerState } from '../player-queue.js';
 import { loadCredential, storeCredential, type PlayerCredential } from '../player-credential.js';
 import { followAsPlayer, playerApi } from '../player-stream.js';
 import { useQueuePlayback } from '../queue-playback.js';
@@ -71,6 +71,10 @@ function DevicePlayer({ credential, onForget }: { credential: PlayerCredential; 
   const audio = useRef<HTMLAudioElement>(null);
   /** Seconds into the track where the next loaded track starts (a card-play's secondsIn). */
   const startAt = useRef(0);
+  /** Where a card-play's `cutOff` stops playback: that track (by its place in the queue), at that second. */
+  const cutOff = useRef<{ index: number; seconds: number } | undefined>(undefined);
+  /** The running sleep timer: a new one replaces it; `0` cancels it. */
+  const sleepTimer = useRef<ReturnType<typeof setTimeout> | undefined>(undefined);
 
   const queue = card.value ? queueOf(card.value) : [];
   const track = queue[state.value.index];
@@ -97,18 +101,52 @@ function DevicePlayer({ credential, onForget }: { credential: PlayerCredential; 
     }, () => undefined);
   };
 
+  const queueLength = () => (card.value ? queueOf(card.value).length : 0);
+  const stop = () => (state.value = obey(state.value, { command: 'stop' }, queueLength()));
+
   const obeyCommand = async (command: PlayerCommand) => {
-    if (command.command !== 'card-play') {
-      state.value = obey(state.value, command, card.value ? queueOf(card.value).length : 0);
-      return;
+    switch (command.command) {
+      case 'card-play': {
+        const { data, error: refused, response } = await client.GET('/card/{cardId}', { params: { path: { cardId: command.cardId }, query: { playable: 'true' } } });
+        if (!data) return void (error.value = errorMessage(refused, response));
+        error.value = undefined;
+        startAt.current = command.secondsIn ?? 0;
+        const index = startIndex(queueOf(data.card), command.chapterKey, command.trackKey);
+        cutOff.current = command.cutOff === undefined ? undefined : { index, seconds: command.cutOff };
+        // `anyButtonStop`: a browser has no buttons to press; nothing to do.
+        card.value = data.card;
+        state.value = { ...state.value, index, playing: true, stopped: false };
+        return;
+      }
+      case 'sleep-timer':
+        clearTimeout(sleepTimer.current);
+        sleepTimer.current = command.seconds > 0 ? setTimeout(stop, command.seconds * 1000) : undefined;
+        return;
+      case 'play':
+      case 'pause':
+      case 'resume':
+      case 'stop':
+      case 'next':
+      case 'previous':
+      case 'volume':
+      case 'volumeUp':
+      case 'volumeDown':
+        state.value = obey(state.value, command, queueLength());
+        return;
+      default:
+        unknownCommand(command);
     }
-    if (!command.cardId) return;
-    const { data, error: refused, response } = await client.GET('/card/{cardId}', { params: { path: { cardId: command.cardId }, query: { playable: 'true' } } });
-    if (!data) return void (error.value = errorMessage(refused, response));
-    error.value = undefined;
-    startAt.current = command.secondsIn ?? 0;
-    card.value = data.card;
-    state.value = { ...state.value, index: startIndex(queueOf(data.card), command.chapterKey, command.trackKey), playing: true, stopped: false };
+  };
+
+  /** A card-play's `cutOff`: stops when its track reaches it (and is forgotten once another track plays). */
+  const checkCutOff = (el: HTMLAudioElement) => {
+    const at = cutOff.current;
+    if (!at) return;
+    if (at.index !== state.value.index || state.value.stopped) cutOff.current = undefined;
+    else if (el.currentTime >= at.seconds) {
+      cutOff.current = undefined;
+      stop();
+    }
   };
 
   // The stream: commands for this player, and a report each time it (re)connects.
@@ -123,7 +161,7 @@ function DevicePlayer({ credential, onForget }: { credential: PlayerCredential; 
       onEvent: (event) => {
         if (event.kind !== 'player.command' || event.ids?.deviceId !== credential.deviceId) return;
         const command = event.command as PlayerCommand | undefined;
-        if (typeof command?.command === 'string') void obeyCommand(command);
+        if (typeof command?.command === 'string') void obeyCommand(command).catch((err: Error) => (error.value = err.message));
       },
     }).finally(() => (connected.value = false));
     const timer = setInterval(report, REPORT_EVERY_MS);
@@ -142,6 +180,7 @@ function DevicePlayer({ credential, onForget }: { credential: PlayerCredential; 
     return () => {
       stop.abort();
       clearInterval(timer);
+      clearTimeout(sleepTimer.current);
       removeEventListener('pagehide', farewell);
     };
   }, []);
@@ -185,6 +224,7 @@ function DevicePlayer({ credential, onForget }: { credential: PlayerCredential; 
             startAt.current = 0;
             report();
           }}
+          onTimeUpdate={(e) => checkCutOff(e.currentTarget)}
           {...playback.handlers}
         />
         <div class="player-controls">
