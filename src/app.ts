@@ -241,7 +241,7 @@ async function registerResources(
     principalStands,
   });
   app.addHook('preClose', () => hub.close());
-  await app.register(eventRoutes, { hub, families, principalStands, playerLeft: (principal) => devices.disconnected(principal) });
+  await app.register(eventRoutes, { hub, families, principalStands, playerLeft: (principal) => devices.presence(principal, false) });
   // The players' MQTT interface, over WebSocket at /mqtt on the same port (issue 36).
   const mqtt = await createPlayersMqtt({ verifier, principalStands, devices, families, hub, config: config.mqtt, recheckMs: config.events.heartbeatMs, log: app.log.child({ component: 'mqtt' }) });
   app.server.on('upgrade', (request: IncomingMessage, socket: Duplex, head: Buffer) => {

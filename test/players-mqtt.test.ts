@@ -274,6 +274,21 @@ describe(`players over MQTT on ${testDialect()}`, () => {
     await waitFor(received, (m) => received.indexOf(m) > received.indexOf(gone) && m.body?.state === 'online', 'presence online again');
   });
 
+  it('a player is online while its own MQTT connection is open, and offline when it closes', async () => {
+    const { token, player } = await familyWithPlayer();
+    const app = await connect(`${player.deviceId}${AUTHORIZER}`, token);
+    const received = inbox(app);
+    await app.subscribeAsync(`device/${player.deviceId}/presence`, { qos: 1 });
+    await waitFor(received, (m) => m.body?.state === 'offline', 'presence offline');
+    const self = await connect(`${player.deviceId}${AUTHORIZER}`, player.token);
+    await waitFor(received, (m) => m.body?.state === 'online', 'presence online');
+    expect(expectStatus(await t.call('GET', `/device-v2/${player.deviceId}/status`, { token }), 200).body.isOnline).toBe(true);
+    const at = received.length;
+    await self.endAsync();
+    await waitFor(received, (m) => received.indexOf(m) >= at && m.body?.state === 'offline', 'presence offline again');
+    expect(expectStatus(await t.call('GET', `/device-v2/${player.deviceId}/status`, { token }), 200).body.isOnline).toBe(false);
+  });
+
   it('closes a connection when its token expires, and a fresh token reconnects', async () => {
     const { parent } = await familyWithPlayer();
     const app = await connect(`_${AUTHORIZER}`, await t.token(parent, VIEW, '2s'));

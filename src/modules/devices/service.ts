@@ -59,10 +59,11 @@ export interface DeviceService {
   /** A player's own report of its status. */
   report(principal: Principal, deviceId: string, report: StatusReport): Promise<DeviceStatus>;
   /**
-   * A player's last event stream closed (the browser left): it is offline from now, not 30
-   * seconds after its last report; it reports again when it comes back.
+   * A player is there (`here`: its MQTT connection is open, and again at each check while it
+   * stays) or gone (its last event stream or MQTT connection closed): online or offline from
+   * now, not 30 seconds after its last report (DECISIONS.md, "Players over MQTT").
    */
-  disconnected(principal: Principal): Promise<void>;
+  presence(principal: Principal, here: boolean): Promise<void>;
 }
 
 /** The live events of players (`GET /user/family/events`), all seen by the family. */
@@ -204,22 +205,16 @@ export function createDeviceService(store: Store, deps: DeviceServiceDeps): Devi
       });
     },
 
-    async disconnected(principal) {
+    async presence(principal, here) {
       const deviceId = principal.player?.deviceId;
       if (deviceId === undefined) return;
-      const families = await deps.families.findFamilyId(principal.userId);
-      const row = families === undefined ? undefined : await repo.findFamilyDevice(db, families, deviceId);
-      if (!row || row.status_at === null) return;
-      const gone = { ...row, status_at: null };
+      const familyId = await deps.families.findFamilyId(principal.userId);
+      const row = familyId === undefined ? undefined : await repo.findFamilyDevice(db, familyId, deviceId);
+      if (!row || (!here && row.status_at === null)) return;
+      const changed = { ...row, status_at: here ? now() : null };
       await inUnitOfWork(store, [], async (trx) => {
-        await repo.updateDevice(trx, row.device_id, { status_at: null });
-        await publish(trx, store.dialect, {
-          kind: PLAYER_EVENTS.status,
-          audience: { familyId: row.family_id },
-          ids: { deviceId: row.device_id },
-          read: `/device-v2/${row.device_id}/status`,
-          details: { status: statusView(gone, Date.now()) },
-        });
+        await repo.updateDevice(trx, row.device_id, { status_at: changed.status_at });
+        await publishStatus(trx, changed, statusView(changed, Date.now()));
       });
     },
 

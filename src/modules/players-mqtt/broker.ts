@@ -62,6 +62,7 @@ export async function createPlayersMqtt(deps: PlayersMqttDeps): Promise<PlayersM
   const { verifier, principalStands, devices, families, config, log } = deps;
   const connections = new Map<Client, Connection>();
   const perOwner = new Map<string, number>();
+  let closing = false;
   const publishes = new RateLimiterMemory({ points: config.publishesPerSecond, duration: 1 });
 
   const broker = await Aedes.createBroker({
@@ -117,6 +118,8 @@ export async function createPlayersMqtt(deps: PlayersMqttDeps): Promise<PlayersM
       connection.expiry.unref();
     }
     connections.set(client, connection);
+    // A player is online while its MQTT connection is open (DECISIONS.md), as while its event stream is.
+    if (principal.player) await devices.presence(principal, true);
   }
 
   broker.authenticate = (client, username, password, done) => {
@@ -143,6 +146,10 @@ export async function createPlayersMqtt(deps: PlayersMqttDeps): Promise<PlayersM
     if (left > 0) perOwner.set(connection.owner, left);
     else perOwner.delete(connection.owner);
     bridge.leave(connection.grant.familyId);
+    const player = connection.grant.principal.player;
+    if (player && (perOwner.get(connection.owner) ?? 0) === 0 && deps.hub.playerStreams(player.deviceId) === 0 && !closing) {
+      devices.presence(connection.grant.principal, false).catch((err: unknown) => log.warn({ err }, 'mqtt: marking a player offline failed'));
+    }
   }
 
   // A refused topic is SUBACK 0x80 for that topic alone; the others are granted.
@@ -207,9 +214,12 @@ export async function createPlayersMqtt(deps: PlayersMqttDeps): Promise<PlayersM
   // connection within this period, as they end an event stream within a heartbeat.
   const recheck = setInterval(() => {
     for (const [client, connection] of connections) {
-      principalStands(connection.grant.principal).then(
-        (stands) => {
+      const { principal } = connection.grant;
+      principalStands(principal).then(
+        async (stands) => {
           if (!stands) client.close();
+          // Still there: a player's presence outlasts the reports' 30-second window while it stays connected.
+          else if (principal.player) await devices.presence(principal, true);
         },
         (err: unknown) => log.warn({ err }, 'mqtt: checking a connection\'s token failed'),
       );
@@ -232,6 +242,7 @@ export async function createPlayersMqtt(deps: PlayersMqttDeps): Promise<PlayersM
     },
     connections: () => connections.size,
     async close() {
+      closing = true;
       clearInterval(recheck);
       await bridge.close();
       for (const client of connections.keys()) client.close();
