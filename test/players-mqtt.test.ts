@@ -1,6 +1,7 @@
 import { request } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { connectAsync, type IClientOptions, type MqttClient } from 'mqtt';
+import { WebSocket } from 'ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ALL_USER_SCOPES, cardBody, startTestApp, type TestApp } from './helpers.js';
 import { createCard, expectStatus, familyOf, newUser, VIEW } from './fixtures.js';
@@ -320,6 +321,28 @@ describe(`players over MQTT on ${testDialect()}`, () => {
     await chattyGone;
     expect([big.connected, chatty.connected]).toEqual([false, false]);
     void parent;
+  });
+
+  it('survives garbage on /mqtt: the connection is closed, the server keeps answering', async () => {
+    const garbage = [
+      Buffer.from([0xff, 0xff, 0xff, 0xff, 0xff]),
+      Buffer.from('GET / HTTP/1.1\r\n\r\n'),
+      Buffer.from([0x10, 0x7f, ...Array.from({ length: 127 }, (_, i) => i)]),
+      Buffer.alloc(0),
+      Buffer.from([0x30, 0x02, 0x00, 0x00]),
+    ];
+    for (const bytes of garbage) {
+      const ws = new WebSocket(url, 'mqtt');
+      await new Promise<void>((resolve, reject) => {
+        ws.on('open', () => ws.send(bytes));
+        ws.on('close', () => resolve());
+        ws.on('error', reject);
+        setTimeout(() => ws.terminate(), 3000);
+      });
+    }
+    expect((await fetch(`${base}/healthz`)).status).toBe(200);
+    const { token } = await familyWithPlayer();
+    expect((await connect(`_${AUTHORIZER}`, token)).connected).toBe(true);
   });
 
   it('answers 404 to a WebSocket upgrade anywhere but /mqtt', async () => {

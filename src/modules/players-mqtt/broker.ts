@@ -69,6 +69,8 @@ export async function createPlayersMqtt(deps: PlayersMqttDeps): Promise<PlayersM
     // A client id is what the client chose; the public clients' are up to ~60 characters.
     maxClientsIdLength: 128,
     maxTopicLevels: 8,
+    // A WebSocket that never sends its CONNECT is closed after this long (Aedes' default is 30 s).
+    connectTimeout: 10_000,
   });
   const bridge = createBridge(broker, { devices, hub: deps.hub, log, closeWhere: closeWhere });
 
