@@ -10,6 +10,8 @@ import { AppError } from '../../shared/errors.js';
 import { EVENTS_CHANNEL, localPublications } from './publish.js';
 import * as repo from './repository.js';
 import type { LoggedEvent, Reader } from './repository.js';
+
+export type { LoggedEvent } from './repository.js';
 import { revocationOf, shutsOut, type Revocation } from './revocations.js';
 
 /**

@@ -1,6 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { Aedes, type AuthenticateError, type Client } from 'aedes';
+import { Aedes, type AuthErrorCode, type AuthenticateError, type Client } from 'aedes';
 import { RateLimiterMemory } from 'rate-limiter-flexible';
 import { WebSocketServer, createWebSocketStream } from 'ws';
 import type { PrincipalStands } from '../../auth/principal-stands.js';
@@ -24,7 +24,7 @@ import { INBOX, deviceOfUsername, maySubscribe, publicationOf, type Grant } from
 export const MQTT_PATH = '/mqtt';
 
 /** CONNACK return codes of MQTT 3.1.1 (there is none for "too many connections": 3 is the nearest). */
-const CONNACK = { serverUnavailable: 3, badCredentials: 4, notAuthorized: 5 } as const;
+const CONNACK: Record<'serverUnavailable' | 'badCredentials' | 'notAuthorized', AuthErrorCode> = { serverUnavailable: 3, badCredentials: 4, notAuthorized: 5 };
 
 export interface PlayersMqttDeps {
   verifier: TokenVerifier;
@@ -54,8 +54,8 @@ interface Connection {
   expiry: NodeJS.Timeout | undefined;
 }
 
-function refusal(code: number, message: string): AuthenticateError {
-  return Object.assign(new Error(message), { returnCode: code }) as AuthenticateError;
+function refusal(code: AuthErrorCode, message: string): AuthenticateError {
+  return Object.assign(new Error(message), { returnCode: code });
 }
 
 export async function createPlayersMqtt(deps: PlayersMqttDeps): Promise<PlayersMqtt> {
