@@ -198,17 +198,16 @@ export function createBridge(
   return {
     async join(familyId, userId) {
       await follow();
-      let family = families.get(familyId);
-      if (!family) {
-        family = { devices: new Set(), connections: 0 };
-        families.set(familyId, family);
+      if (!families.has(familyId)) {
+        // Read before the family is kept: a failed read leaves nothing half-known behind.
         const players = await devices.listMine(userId);
         const statuses = await Promise.all(players.map((p) => devices.status(userId, p.deviceId)));
-        for (const status of statuses) {
-          family.devices.add(status.deviceId);
-          setPresence(status.deviceId, familyId, status);
+        if (!families.has(familyId)) {
+          families.set(familyId, { devices: new Set(statuses.map((s) => s.deviceId)), connections: 0 });
+          for (const status of statuses) setPresence(status.deviceId, familyId, status);
         }
       }
+      const family = families.get(familyId)!;
       family.connections++;
       return family.devices;
     },

@@ -113,6 +113,14 @@ export async function createPlayersMqtt(deps: PlayersMqttDeps): Promise<PlayersM
       throw refusal(CONNACK.serverUnavailable, `at most ${config.maxConnectionsPerUser} MQTT connections per user or player`);
     }
     perOwner.set(owner, held + 1);
+    try {
+      // A player is online while its MQTT connection is open (DECISIONS.md), as while its event stream is.
+      if (principal.player) await devices.presence(principal, true);
+    } catch (err) {
+      release(owner);
+      bridge.leave(familyId);
+      throw err;
+    }
     const connection: Connection = { grant: { principal, familyId }, owner, topics: new Set(), expiry: undefined };
     if (principal.expiresAt !== undefined) {
       // The token's end is the connection's: a client reconnects with a fresh one.
@@ -120,8 +128,12 @@ export async function createPlayersMqtt(deps: PlayersMqttDeps): Promise<PlayersM
       connection.expiry.unref();
     }
     connections.set(client, connection);
-    // A player is online while its MQTT connection is open (DECISIONS.md), as while its event stream is.
-    if (principal.player) await devices.presence(principal, true);
+  }
+
+  function release(owner: string): void {
+    const left = (perOwner.get(owner) ?? 1) - 1;
+    if (left > 0) perOwner.set(owner, left);
+    else perOwner.delete(owner);
   }
 
   broker.authenticate = (client, username, password, done) => {
@@ -144,9 +156,7 @@ export async function createPlayersMqtt(deps: PlayersMqttDeps): Promise<PlayersM
     if (!connection) return;
     connections.delete(client);
     clearTimeout(connection.expiry);
-    const left = (perOwner.get(connection.owner) ?? 1) - 1;
-    if (left > 0) perOwner.set(connection.owner, left);
-    else perOwner.delete(connection.owner);
+    release(connection.owner);
     bridge.leave(connection.grant.familyId);
     const player = connection.grant.principal.player;
     if (player && (perOwner.get(connection.owner) ?? 0) === 0 && deps.hub.playerStreams(player.deviceId) === 0 && !closing) {
