@@ -288,19 +288,19 @@ describe(`live events: limits, slow readers, the log's window, shutdown on ${tes
       const slowStream = await openEventStream(base, await t.token(slow, VIEW));
       const quickStream = await openEventStream(base, await t.token(quick, VIEW));
       slowStream.pause();
-      // Big events (as a player's status may be), published as any module publishes them:
-      // 25 MB, beyond what the sockets' buffers and the bound hold.
+      // Big events, published as any module publishes them: 25 MB, beyond what the sockets'
+      // buffers and the bound hold.
       const blob = 'x'.repeat(64 * 1024);
       const COUNT = 400;
       for (let i = 0; i < COUNT; i += 10) {
         await store.db.transaction().execute(async (trx) => {
           for (let j = i; j < i + 10; j++) {
-            await publish(trx, store.dialect, { kind: 'player.status', audience: { familyId }, ids: { deviceId: `d${j}` }, details: { blob } });
+            await publish(trx, store.dialect, { kind: 'group.changed', audience: { familyId }, ids: { groupId: `g${j}` }, read: '/card/family/library/groups', tag: blob });
           }
         });
         await pause(20);
       }
-      await quickStream.waitFor((e) => e.data.ids?.deviceId === `d${COUNT - 1}`, 20_000);
+      await quickStream.waitFor((e) => e.data.ids?.groupId === `g${COUNT - 1}`, 20_000);
       expect(quickStream.events.length).toBe(COUNT);
       // The slow reader reads again: what was sent before the drop, then the end of the connection.
       slowStream.resume();
