@@ -140,9 +140,10 @@ function watchContract(app: App, breaches: string[]): void {
         if (breach) breaches.push(breach);
       }
     };
-    const { write, end } = raw;
-    raw.write = ((chunk: unknown, ...rest: unknown[]) => (read(chunk), write.call(raw, chunk as never, ...(rest as [never])))) as typeof raw.write;
-    raw.end = ((chunk?: unknown, ...rest: unknown[]) => (read(chunk), end.call(raw, chunk as never, ...(rest as [never])))) as typeof raw.end;
+    const write = raw.write.bind(raw) as (...args: unknown[]) => boolean;
+    const end = raw.end.bind(raw) as (...args: unknown[]) => typeof raw;
+    raw.write = ((...args: unknown[]) => (read(args[0]), write(...args))) as typeof raw.write;
+    raw.end = ((...args: unknown[]) => (read(args[0]), end(...args))) as typeof raw.end;
   });
   app.addHook('onSend', async (request, reply, payload) => {
     check ??= contractChecker(app.swagger() as never);
