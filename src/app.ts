@@ -40,6 +40,7 @@ import { deviceRoutes } from './modules/devices/routes.js';
 import { DEVICE_COMMAND_SCHEMAS, Device, DeviceCommand, DeviceStatus } from './modules/devices/schemas.js';
 import { createDeviceService } from './modules/devices/service.js';
 import { createPlayerCredentialIssuer } from './auth/player-credential.js';
+import { LIVE_EVENT_COMPONENTS } from './modules/events/catalogue.js';
 import { createEventHub } from './modules/events/hub.js';
 import { eventRoutes } from './modules/events/routes.js';
 import { familyRoutes } from './modules/families/routes.js';
@@ -198,7 +199,7 @@ function createFastify(config: Readonly<Config>): App {
 
 /** The schemas answers refer to by name (`$ref`), shared by routes and the document. */
 function addSharedSchemas(app: App): void {
-  for (const schema of [ErrorBody, Card, CardSummary, Family, NamedMember, LibraryRecord, Group, Wishlist, Device, DeviceStatus, ...Object.values(DEVICE_COMMAND_SCHEMAS), DeviceCommand, Link, LinkJob]) {
+  for (const schema of [ErrorBody, Card, CardSummary, Family, NamedMember, LibraryRecord, Group, Wishlist, Device, DeviceStatus, ...Object.values(DEVICE_COMMAND_SCHEMAS), DeviceCommand, Link, LinkJob, ...LIVE_EVENT_COMPONENTS]) {
     app.addSchema(schema);
   }
 }

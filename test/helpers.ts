@@ -6,7 +6,7 @@ import { buildApp } from '../src/app.js';
 import { loadOrCreateSigningKey, mintToken } from '../src/auth/local-issuer.js';
 import { loadConfig, type Config } from '../src/config.js';
 import type { App } from '../src/http/route-app.js';
-import { contractChecker, type ContractCheck } from './support/contract.js';
+import { contractChecker, liveEventChecker, type ContractCheck } from './support/contract.js';
 import { createTestDatabase, type TestDialect } from './support/test-database.js';
 
 export const ALL_USER_SCOPES = 'user:content:manage family:library:manage';
@@ -114,10 +114,37 @@ export async function startTestApp(
 
 /**
  * The contract hook: every answer the app sends is checked against the OpenAPI document it
- * serves (test/support/contract.ts); what breaks it is collected, and call() or close() fails.
+ * serves (test/support/contract.ts), and so is every live event its streams send (they are
+ * written to the raw response, past `onSend`); what breaks it is collected, and call() or
+ * close() fails.
  */
 function watchContract(app: App, breaches: string[]): void {
   let check: ContractCheck | undefined;
+  let checkEvent: ReturnType<typeof liveEventChecker> | undefined;
+  app.addHook('onRequest', async (request, reply) => {
+    if (request.routeOptions.url !== '/user/family/events') return;
+    checkEvent ??= liveEventChecker(app.swagger() as never);
+    const raw = reply.raw;
+    let pending = '';
+    const read = (chunk: unknown): void => {
+      if (typeof chunk !== 'string') return;
+      pending += chunk;
+      let at: number;
+      while ((at = pending.indexOf('\n\n')) >= 0) {
+        const lines = pending.slice(0, at).split('\n');
+        pending = pending.slice(at + 2);
+        const field = (name: string): string | undefined => lines.find((l) => l.startsWith(`${name}: `))?.slice(name.length + 2);
+        const data = field('data');
+        if (data === undefined) continue;
+        const breach = checkEvent!({ event: field('event'), data });
+        if (breach) breaches.push(breach);
+      }
+    };
+    const write = raw.write.bind(raw) as (...args: unknown[]) => boolean;
+    const end = raw.end.bind(raw) as (...args: unknown[]) => typeof raw;
+    raw.write = ((...args: unknown[]) => (read(args[0]), write(...args))) as typeof raw.write;
+    raw.end = ((...args: unknown[]) => (read(args[0]), end(...args))) as typeof raw.end;
+  });
   app.addHook('onSend', async (request, reply, payload) => {
     check ??= contractChecker(app.swagger() as never);
     if (payload !== null && typeof payload !== 'string' && !Buffer.isBuffer(payload)) return payload; // streams: docs assets

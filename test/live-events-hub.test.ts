@@ -53,7 +53,13 @@ async function openHub(): Promise<{ store: Store; hub: EventHub }> {
 /** A member's principal, as the auth plugin makes it. */
 const member = (userId: string): Principal => ({ userId, scopes: new Set(['family:library:view']) });
 
-const event = (groupId: string, audience: LiveEvent['audience']): LiveEvent => ({ kind: 'group.changed', audience, ids: { groupId } });
+const event = (groupId: string, audience: LiveEvent['audience']): LiveEvent => ({
+  kind: 'group.changed',
+  audience,
+  ids: { groupId },
+  read: `/card/family/library/groups/${groupId}`,
+  tag: `"${groupId}"`,
+});
 const groupsIn = (chunk: string | undefined): string[] => [...(chunk ?? '').matchAll(/"groupId":"(\w+)"/g)].map((m) => m[1] as string);
 
 it('writes the events of one read of the log once to each stream, in order, each stream its own', async () => {

@@ -288,19 +288,19 @@ describe(`live events: limits, slow readers, the log's window, shutdown on ${tes
       const slowStream = await openEventStream(base, await t.token(slow, VIEW));
       const quickStream = await openEventStream(base, await t.token(quick, VIEW));
       slowStream.pause();
-      // Big events (as a player's status may be), published as any module publishes them:
-      // 25 MB, beyond what the sockets' buffers and the bound hold.
+      // Big events, published as any module publishes them: 25 MB, beyond what the sockets'
+      // buffers and the bound hold.
       const blob = 'x'.repeat(64 * 1024);
       const COUNT = 400;
       for (let i = 0; i < COUNT; i += 10) {
         await store.db.transaction().execute(async (trx) => {
           for (let j = i; j < i + 10; j++) {
-            await publish(trx, store.dialect, { kind: 'player.status', audience: { familyId }, ids: { deviceId: `d${j}` }, details: { blob } });
+            await publish(trx, store.dialect, { kind: 'group.changed', audience: { familyId }, ids: { groupId: `g${j}` }, read: '/card/family/library/groups', tag: blob });
           }
         });
         await pause(20);
       }
-      await quickStream.waitFor((e) => e.data.ids?.deviceId === `d${COUNT - 1}`, 20_000);
+      await quickStream.waitFor((e) => e.data.ids?.groupId === `g${COUNT - 1}`, 20_000);
       expect(quickStream.events.length).toBe(COUNT);
       // The slow reader reads again: what was sent before the drop, then the end of the connection.
       slowStream.resume();
@@ -311,6 +311,38 @@ describe(`live events: limits, slow readers, the log's window, shutdown on ${tes
       await t.close();
     }
   }, 40_000);
+
+  // Every stream of a test app is checked against the document (test/helpers.ts): each event's
+  // data must be its kind's schema (src/modules/events/catalogue.ts). So every suite that reads
+  // events checks them; these show the check holds.
+  it.each([
+    ['a field its kind does not have', { kind: 'group.changed', ids: { groupId: 'g1' }, read: '/x', tag: '"t"', extra: 1 }, /must NOT have additional properties/],
+    ['an id its kind does not name', { kind: 'player.added', ids: { cardId: 'c1' }, read: '/x' }, /data\/ids must have required property 'deviceId'/],
+    ['a field of another type', { kind: 'link.changed', ids: { linkId: 'l1' }, read: '/x', state: 'gone' }, /data\/state/],
+    ['a command that is no DeviceCommand', { kind: 'player.command', ids: { deviceId: 'd', commandId: 'c' }, command: { command: 'volume' }, sentBy: 'u' }, /data\/command/],
+  ])('fails a test app whose stream sends an event its kind does not describe: %s', async (_name, data, message) => {
+    const t = await startTestApp();
+    let closed = false;
+    try {
+      const base = await listen(t);
+      const user = newUser('checked');
+      const familyId = await familyOf(t, [user]);
+      const s = await openEventStream(base, await t.token(user, VIEW));
+      const store = openStore(t.config.database);
+      try {
+        // Past the types (they refuse all of these), as a slip in a module would be.
+        await store.db.transaction().execute((trx) => publish(trx, store.dialect, { audience: { familyId }, ...data } as never));
+      } finally {
+        await store.db.destroy();
+      }
+      await s.waitFor((e) => e.event === data.kind);
+      s.close();
+      closed = true;
+      await expect(t.close()).rejects.toThrow(message);
+    } finally {
+      if (!closed) await t.close();
+    }
+  });
 
   it("sends one reset for a Last-Event-ID older than the log's window", async () => {
     const t = await startTestApp({ EVENTS_RETENTION_SECONDS: '1' });

@@ -40,10 +40,45 @@ const OAUTH_ERROR = {
 /** Component schemas are registered under this URI scheme: `#/...` refs would not resolve outside the document. */
 const SCHEMA_URI = 'openapi-schema:';
 
-export function contractChecker(document: Document): ContractCheck {
+/** The document's component schemas, each compiled under its name. */
+function documentSchemas(document: Document): { doc: Document; ajv: Ajv } {
   const doc = JSON.parse(JSON.stringify(document).replaceAll(`"${SCHEMA_REF}`, `"${SCHEMA_URI}`)) as Document;
   const ajv = new Ajv({ strict: false, allErrors: true });
   for (const [name, schema] of Object.entries(doc.components.schemas)) ajv.addSchema(schema, `${SCHEMA_URI}${name}`);
+  return { doc, ajv };
+}
+
+/**
+ * Checks the live events a stream sends (`GET /user/family/events`) against the document: each
+ * event's `data` must be a `LiveEvent` (the catalogue's schema of its kind), and its SSE `event`
+ * field its `kind`. Returns what is wrong with one event, or undefined.
+ */
+export function liveEventChecker(document: Document): (event: { event: string | undefined; data: string }) => string | undefined {
+  const { doc, ajv } = documentSchemas(document);
+  const validate = ajv.getSchema(`${SCHEMA_URI}LiveEvent`);
+  const { mapping } = (doc.components.schemas.LiveEvent as { discriminator?: { mapping?: Record<string, string> } } | undefined)?.discriminator ?? {};
+  if (!validate || !mapping) throw new Error('the document has no LiveEvent schema with its mapping');
+  return ({ event, data }) => {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(data);
+    } catch {
+      return `live event ${event}: data is not JSON: ${data.slice(0, 200)}`;
+    }
+    const kind = (parsed as { kind?: unknown }).kind;
+    if (kind !== event) return `live event ${event}: its data's kind is ${String(kind)}`;
+    // The member the kind names first, for an answer about that schema alone; then the union.
+    const member = mapping[String(kind)];
+    if (member === undefined) return `live event ${event}: a kind the document does not list`;
+    for (const v of [ajv.getSchema(member)!, validate]) {
+      if (!v(parsed)) return `live event ${event}: ${ajv.errorsText(v.errors)}: ${data.slice(0, 300)}`;
+    }
+    return undefined;
+  };
+}
+
+export function contractChecker(document: Document): ContractCheck {
+  const { doc, ajv } = documentSchemas(document);
   const errorShape = ajv.getSchema(`${SCHEMA_URI}ErrorBody`)!;
 
   const compiled = new Map<object, ValidateFunction>();

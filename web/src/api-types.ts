@@ -1771,6 +1771,401 @@ export interface components {
              */
             updatedAt: string;
         };
+        /**
+         * LibraryAddedEvent
+         * @description a library record's card entered the family library (the plain form's tag)
+         */
+        LibraryAddedEvent: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            kind: "library.added";
+            ids: {
+                cardId: string;
+                recordId: string;
+            };
+            /** @description the read the change affects (its path): fetch it again, with `If-None-Match` */
+            read: string;
+            /** @description the entity tag (`ETag`) that read answers with now: a client holding it has nothing to fetch */
+            tag: string;
+        };
+        /**
+         * LibraryRemovedEvent
+         * @description a library record's card left the family library (an operator deleted the catalogue card)
+         */
+        LibraryRemovedEvent: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            kind: "library.removed";
+            ids: {
+                cardId: string;
+                recordId: string;
+            };
+            /** @description the read the change affects (its path): fetch it again, with `If-None-Match` */
+            read: string;
+            /** @description the entity tag (`ETag`) that read answers with now: a client holding it has nothing to fetch */
+            tag: string;
+        };
+        /**
+         * GroupCreatedEvent
+         * @description a group of the family library was created
+         */
+        GroupCreatedEvent: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            kind: "group.created";
+            ids: {
+                groupId: string;
+            };
+            /** @description the read the change affects (its path): fetch it again, with `If-None-Match` */
+            read: string;
+            /** @description the entity tag (`ETag`) that read answers with now: a client holding it has nothing to fetch */
+            tag: string;
+        };
+        /**
+         * GroupChangedEvent
+         * @description a group of the family library changed
+         */
+        GroupChangedEvent: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            kind: "group.changed";
+            ids: {
+                groupId: string;
+            };
+            /** @description the read the change affects (its path): fetch it again, with `If-None-Match` */
+            read: string;
+            /** @description the entity tag (`ETag`) that read answers with now: a client holding it has nothing to fetch */
+            tag: string;
+        };
+        /**
+         * GroupDeletedEvent
+         * @description a group was deleted: `read` is the list of groups
+         */
+        GroupDeletedEvent: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            kind: "group.deleted";
+            ids: {
+                groupId: string;
+            };
+            /** @description the read the change affects (its path): fetch it again, with `If-None-Match` */
+            read: string;
+            /** @description the entity tag (`ETag`) that read answers with now: a client holding it has nothing to fetch */
+            tag: string;
+        };
+        /**
+         * CardCreatedEvent
+         * @description a member's MYO card was created
+         */
+        CardCreatedEvent: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            kind: "card.created";
+            ids: {
+                cardId: string;
+                userId: string;
+            };
+            /** @description the read the change affects (its path): fetch it again, with `If-None-Match` */
+            read: string;
+            /** @description the entity tag (`ETag`) that read answers with now: a client holding it has nothing to fetch */
+            tag: string;
+        };
+        /**
+         * CardChangedEvent
+         * @description a member's MYO card changed
+         */
+        CardChangedEvent: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            kind: "card.changed";
+            ids: {
+                cardId: string;
+                userId: string;
+            };
+            /** @description the read the change affects (its path): fetch it again, with `If-None-Match` */
+            read: string;
+            /** @description the entity tag (`ETag`) that read answers with now: a client holding it has nothing to fetch */
+            tag: string;
+        };
+        /**
+         * CardDeletedEvent
+         * @description a member's MYO card was deleted
+         */
+        CardDeletedEvent: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            kind: "card.deleted";
+            ids: {
+                cardId: string;
+                userId: string;
+            };
+            /** @description the read the change affects (its path): fetch it again, with `If-None-Match` */
+            read: string;
+            /** @description the entity tag (`ETag`) that read answers with now: a client holding it has nothing to fetch */
+            tag: string;
+        };
+        /**
+         * WishlistCreatedEvent
+         * @description one of the caller's wishlists was created (`read` is the list)
+         */
+        WishlistCreatedEvent: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            kind: "wishlist.created";
+            ids: {
+                wishlistId: string;
+            };
+            /** @description the read the change affects (its path): fetch it again, with `If-None-Match` */
+            read: string;
+            /** @description the entity tag (`ETag`) that read answers with now: a client holding it has nothing to fetch */
+            tag: string;
+        };
+        /**
+         * WishlistChangedEvent
+         * @description one of the caller's wishlists changed (`read` is the list)
+         */
+        WishlistChangedEvent: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            kind: "wishlist.changed";
+            ids: {
+                wishlistId: string;
+            };
+            /** @description the read the change affects (its path): fetch it again, with `If-None-Match` */
+            read: string;
+            /** @description the entity tag (`ETag`) that read answers with now: a client holding it has nothing to fetch */
+            tag: string;
+        };
+        /**
+         * WishlistDeletedEvent
+         * @description one of the caller's wishlists was deleted (`read` is the list)
+         */
+        WishlistDeletedEvent: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            kind: "wishlist.deleted";
+            ids: {
+                wishlistId: string;
+            };
+            /** @description the read the change affects (its path): fetch it again, with `If-None-Match` */
+            read: string;
+            /** @description the entity tag (`ETag`) that read answers with now: a client holding it has nothing to fetch */
+            tag: string;
+        };
+        /**
+         * FamilyChangedEvent
+         * @description the family's members or devices changed (`familyId`, with `read` and `tag`), or, to a user alone, that user moved (`userId`, and the new `familyId` if any)
+         */
+        FamilyChangedEvent: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            kind: "family.changed";
+            ids: {
+                familyId?: string;
+                userId?: string;
+            };
+            /** @description the read the change affects (its path): fetch it again, with `If-None-Match` */
+            read?: string;
+            /** @description the entity tag (`ETag`) that read answers with now: a client holding it has nothing to fetch */
+            tag?: string;
+        };
+        /**
+         * AccountDisabledEvent
+         * @description the caller's account was disabled: the stream ends
+         */
+        AccountDisabledEvent: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            kind: "account.disabled";
+            ids: {
+                userId: string;
+            };
+        };
+        /**
+         * TranscodeFinishedEvent
+         * @description an upload's transcode finished (no tag: the answer's is its hash)
+         */
+        TranscodeFinishedEvent: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            kind: "transcode.finished";
+            ids: {
+                uploadId: string;
+            };
+            /** @description the read the change affects (its path): fetch it again, with `If-None-Match` */
+            read: string;
+        };
+        /**
+         * TranscodeFailedEvent
+         * @description an upload's transcode failed
+         */
+        TranscodeFailedEvent: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            kind: "transcode.failed";
+            ids: {
+                uploadId: string;
+            };
+            /** @description the read the change affects (its path): fetch it again, with `If-None-Match` */
+            read: string;
+        };
+        /**
+         * LinkChangedEvent
+         * @description a linked service signed in, failed or was unlinked
+         */
+        LinkChangedEvent: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            kind: "link.changed";
+            ids: {
+                linkId: string;
+            };
+            /** @description the read the change affects (its path): fetch it again, with `If-None-Match` */
+            read: string;
+            state: "signing-in" | "linked" | "failed";
+        };
+        /**
+         * LinkJobEvent
+         * @description a pull's or push's progress
+         */
+        LinkJobEvent: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            kind: "link.job";
+            ids: {
+                linkId: string;
+                jobId: string;
+            };
+            /** @description the read the change affects (its path): fetch it again, with `If-None-Match` */
+            read: string;
+            state: "queued" | "running" | "done" | "failed";
+            files: {
+                done: number;
+                total: number;
+            };
+            /** @description bytes of media copied */
+            bytes: number;
+        };
+        /**
+         * PlayerCommandEvent
+         * @description a command for the player `ids.deviceId`, as sent to `POST /device-v2/{id}/command`
+         */
+        PlayerCommandEvent: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            kind: "player.command";
+            ids: {
+                deviceId: string;
+                commandId: string;
+            };
+            command: components["schemas"]["DeviceCommand"];
+            /** @description the member who sent it */
+            sentBy: string;
+        };
+        /**
+         * PlayerStatusEvent
+         * @description the player `ids.deviceId` reported its status (or went offline)
+         */
+        PlayerStatusEvent: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            kind: "player.status";
+            ids: {
+                deviceId: string;
+            };
+            /** @description the read the change affects (its path): fetch it again, with `If-None-Match` */
+            read: string;
+            status: components["schemas"]["DeviceStatus"];
+        };
+        /**
+         * PlayerAddedEvent
+         * @description a player was registered in the family
+         */
+        PlayerAddedEvent: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            kind: "player.added";
+            ids: {
+                deviceId: string;
+            };
+            /** @description the read the change affects (its path): fetch it again, with `If-None-Match` */
+            read: string;
+        };
+        /**
+         * PlayerRemovedEvent
+         * @description a player was removed from the family: its streams end
+         */
+        PlayerRemovedEvent: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            kind: "player.removed";
+            ids: {
+                deviceId: string;
+            };
+            /** @description the read the change affects (its path): fetch it again, with `If-None-Match` */
+            read: string;
+        };
+        /**
+         * ResetEvent
+         * @description events were missed: refetch everything
+         */
+        ResetEvent: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            kind: "reset";
+        };
+        /**
+         * LiveEvent
+         * @description the `data` of an event of `GET /user/family/events`: `kind` names it (the SSE `event` field repeats it), and says which of the other fields it has
+         */
+        LiveEvent: {
+            /** @enum {string} */
+            kind: "library.added" | "library.removed" | "group.created" | "group.changed" | "group.deleted" | "card.created" | "card.changed" | "card.deleted" | "wishlist.created" | "wishlist.changed" | "wishlist.deleted" | "family.changed" | "account.disabled" | "transcode.finished" | "transcode.failed" | "link.changed" | "link.job" | "player.command" | "player.status" | "player.added" | "player.removed" | "reset";
+        } & (components["schemas"]["LibraryAddedEvent"] | components["schemas"]["LibraryRemovedEvent"] | components["schemas"]["GroupCreatedEvent"] | components["schemas"]["GroupChangedEvent"] | components["schemas"]["GroupDeletedEvent"] | components["schemas"]["CardCreatedEvent"] | components["schemas"]["CardChangedEvent"] | components["schemas"]["CardDeletedEvent"] | components["schemas"]["WishlistCreatedEvent"] | components["schemas"]["WishlistChangedEvent"] | components["schemas"]["WishlistDeletedEvent"] | components["schemas"]["FamilyChangedEvent"] | components["schemas"]["AccountDisabledEvent"] | components["schemas"]["TranscodeFinishedEvent"] | components["schemas"]["TranscodeFailedEvent"] | components["schemas"]["LinkChangedEvent"] | components["schemas"]["LinkJobEvent"] | components["schemas"]["PlayerCommandEvent"] | components["schemas"]["PlayerStatusEvent"] | components["schemas"]["PlayerAddedEvent"] | components["schemas"]["PlayerRemovedEvent"] | components["schemas"]["ResetEvent"]);
     };
     responses: {
         /** @description The request is malformed or breaks a rule; `error.code` says which. */
@@ -4427,7 +4822,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Server-Sent Events, one per change the caller may see: `id: <n>`, `event: <kind>` and `data: {"kind", "ids", "read", "tag", ...}` (docs/api.md, "Live events"). Comment lines (`:`) are heartbeats. A `reset` event means the events since `Last-Event-ID` are no longer kept: refetch everything. */
+            /** @description Server-Sent Events, one per change the caller may see: `id: <n>`, `event: <kind>` and `data: {"kind", "ids", "read", "tag", ...}` (docs/api.md, "Live events"): each `data` is a [`LiveEvent`](#/components/schemas/LiveEvent), one schema per kind. Comment lines (`:`) are heartbeats. A `reset` event means the events since `Last-Event-ID` are no longer kept: refetch everything. */
             200: {
                 headers: {
                     [name: string]: unknown;

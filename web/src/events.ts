@@ -1,7 +1,7 @@
 import { computed, effect } from '@preact/signals';
 import { useEffect } from 'preact/hooks';
 import { refresh, tokens } from './auth.js';
-import { backoffMs, concerns, DEFAULT_RETRY_MS, readEventStream, type LiveEvent } from './live.js';
+import { backoffMs, concerns, DEFAULT_RETRY_MS, readEventStream, type EventsNamed, type KindPattern, type LiveEvent } from './live.js';
 
 /**
  * Follows GET /user/family/events while someone is signed in, so that pages show what other
@@ -84,7 +84,7 @@ export function followLiveEvents(): void {
  * Calls `reload` when an event that `prefixes` name arrives (see live.ts, concerns), and after a
  * `reset`, while the component is shown. Several events close together make one call.
  */
-export function useLiveEvents(prefixes: readonly string[], reload: () => unknown): void {
+export function useLiveEvents(prefixes: readonly KindPattern[], reload: () => unknown): void {
   useEffect(() => {
     let timer: ReturnType<typeof setTimeout> | undefined;
     const listener: Listener = (event) => {
@@ -106,18 +106,20 @@ export function useLiveEvents(prefixes: readonly string[], reload: () => unknown
  * together with the same `read` make one call, with the last of them. A `reset` (events were
  * missed) calls `reread(undefined)`: read everything again.
  */
-export function useLiveReads(prefixes: readonly string[], reread: (event: LiveEvent | undefined) => unknown): void {
+export function useLiveReads<P extends KindPattern>(prefixes: readonly P[], reread: (event: EventsNamed<P> | undefined) => unknown): void {
   useEffect(() => {
     const timers = new Map<string | undefined, ReturnType<typeof setTimeout>>();
     const listener: Listener = (event) => {
       if (!concerns(prefixes, event)) return;
-      const read = event.kind === 'reset' ? undefined : event.read;
+      // `concerns` let through the kinds `prefixes` name, and `reset`.
+      const named = event.kind === 'reset' ? undefined : (event as EventsNamed<P>);
+      const read = named && 'read' in named ? named.read : undefined;
       clearTimeout(timers.get(read));
       timers.set(
         read,
         setTimeout(() => {
           timers.delete(read);
-          void reread(event.kind === 'reset' ? undefined : event);
+          void reread(named);
         }, COALESCE_MS),
       );
     };

@@ -1,4 +1,5 @@
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
+import type { components } from './api-types.js';
 
 /**
  * The pieces of following GET /user/family/events that need no browser (test/unit covers them):
@@ -6,14 +7,19 @@ import { createParser, type EventSourceMessage } from 'eventsource-parser';
  * page cares about. events.ts connects them to the signed-in app.
  */
 
-/** One event of the stream (docs/api.md, "Live events"); `reset` carries only its kind. */
-export interface LiveEvent {
-  id?: string;
-  kind: string;
-  ids?: Record<string, string>;
-  read?: string;
-  tag?: string;
-}
+/**
+ * One event of the stream (docs/api.md, "Live events"): its data as the server's catalogue
+ * (`LiveEvent`, one schema per kind) says, and its id. `reset` carries only its kind.
+ */
+export type LiveEvent = components['schemas']['LiveEvent'] & { id?: string };
+export type LiveEventKind = LiveEvent['kind'];
+
+/** The first parts of the kinds (`group` of `group.created`). */
+type KindFamily = LiveEventKind extends infer K ? (K extends `${infer F}.${string}` ? F : never) : never;
+/** What a page names: a kind, or the first part of kinds followed by a dot (`group.`). */
+export type KindPattern = LiveEventKind | `${KindFamily}.`;
+/** The events a pattern names, typed by their kinds. */
+export type EventsNamed<P extends KindPattern> = P extends `${infer F}.` ? Extract<LiveEvent, { kind: `${F}.${string}` }> : Extract<LiveEvent, { kind: P }>;
 
 export interface StreamCallbacks {
   onEvent(event: LiveEvent): void;
@@ -24,7 +30,10 @@ export interface StreamCallbacks {
 /** Reads the body until it ends (resolves) or breaks (rejects); every complete event is passed on as it arrives. */
 export async function readEventStream(body: ReadableStream<Uint8Array>, callbacks: StreamCallbacks): Promise<void> {
   const parser = createParser({
-    onEvent: (message: EventSourceMessage) => callbacks.onEvent(toLiveEvent(message)),
+    onEvent: (message: EventSourceMessage) => {
+      const event = toLiveEvent(message);
+      if (event) callbacks.onEvent(event);
+    },
     onRetry: (ms) => callbacks.onRetry(ms),
   });
   // `stream: true`: a character split between two chunks is decoded whole.
@@ -37,14 +46,14 @@ export async function readEventStream(body: ReadableStream<Uint8Array>, callback
   }
 }
 
-function toLiveEvent(message: EventSourceMessage): LiveEvent {
-  let data: Partial<LiveEvent> = {};
+/** The event, or undefined for data that is not the server's (not JSON, no `kind`). */
+function toLiveEvent(message: EventSourceMessage): LiveEvent | undefined {
   try {
-    data = JSON.parse(message.data) as Partial<LiveEvent>;
+    const data = JSON.parse(message.data) as Partial<LiveEvent> | null;
+    return typeof data?.kind === 'string' ? ({ ...data, id: message.id } as LiveEvent) : undefined;
   } catch {
-    // Not JSON: the event's name is all there is to go on.
+    return undefined;
   }
-  return { ...data, id: message.id, kind: data.kind ?? message.event ?? 'message' };
 }
 
 /** The server asks for 5 s (`retry:`); the longest wait between two tries. */
@@ -65,5 +74,5 @@ export function backoffMs(failures: number, retryMs = DEFAULT_RETRY_MS, random =
  * Whether a page showing what `prefixes` name (kinds, or their first part followed by a dot, as
  * `group.`) must refetch: those events, and `reset` (events were missed: refetch everything).
  */
-export const concerns = (prefixes: readonly string[], event: LiveEvent): boolean =>
+export const concerns = (prefixes: readonly string[], event: { kind: string }): boolean =>
   event.kind === 'reset' || prefixes.some((p) => (p.endsWith('.') ? event.kind.startsWith(p) : event.kind === p));

@@ -24,7 +24,7 @@ const sleep = (ms: number, signal: AbortSignal): Promise<void> =>
   });
 
 export interface PlayerStreamCallbacks {
-  onEvent(event: LiveEvent & Record<string, unknown>): void;
+  onEvent(event: LiveEvent): void;
   /** The stream opened (again): the page reports its status, so the family sees it back. */
   onOpen(): void;
   /** The credential was refused (the player was removed). */
@@ -52,7 +52,7 @@ export async function followAsPlayer(credential: PlayerCredential, signal: Abort
         onRetry: (ms) => (retryMs = ms),
         onEvent: (event) => {
           if (event.id) lastEventId = event.id;
-          callbacks.onEvent(event as LiveEvent & Record<string, unknown>);
+          callbacks.onEvent(event);
         },
       });
     } catch {

@@ -92,7 +92,7 @@ export function createDeviceService(store: Store, deps: DeviceServiceDeps): Devi
       audience: { familyId: row.family_id },
       ids: { deviceId: row.device_id },
       read: `/device-v2/${row.device_id}/status`,
-      details: { status: view },
+      status: view,
     });
   }
 
@@ -159,7 +159,8 @@ export function createDeviceService(store: Store, deps: DeviceServiceDeps): Devi
           kind: PLAYER_EVENTS.command,
           audience: { familyId: row.family_id },
           ids: { deviceId: row.device_id, commandId },
-          details: { command, sentBy: userId },
+          command,
+          sentBy: userId,
         }),
       );
       return { commandId };

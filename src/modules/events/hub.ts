@@ -10,9 +10,10 @@ import { AppError } from '../../shared/errors.js';
 import { EVENTS_CHANNEL, localPublications } from './publish.js';
 import * as repo from './repository.js';
 import type { LoggedEvent, Reader } from './repository.js';
-
-export type { LoggedEvent } from './repository.js';
 import { revocationOf, shutsOut, type Revocation } from './revocations.js';
+
+/** An event as `follow` hands it on: its row of the log, `data` the JSON of the catalogue's data of its kind. */
+export type { LoggedEvent } from './repository.js';
 
 /**
  * The open event streams of one instance, and what wakes them. The log (table `live_events`)

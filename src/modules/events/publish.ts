@@ -2,6 +2,7 @@ import { EventEmitter } from 'node:events';
 import type { StoreDialect } from '../../db/dialect.js';
 import type { Trx } from '../../db/unit-of-work.js';
 import { now } from '../../shared/clock.js';
+import type { EventData, EventKind } from './catalogue.js';
 import { insertEvent } from './repository.js';
 
 /**
@@ -20,45 +21,18 @@ import { insertEvent } from './repository.js';
  * notification that wakes the other instances' streams is sent by PostgreSQL at commit.
  */
 
-/** What happened. `player.*` kinds are the family's players' (modules of the devices). */
-export type EventKind =
-  | 'library.added'
-  | 'library.removed'
-  | 'group.created'
-  | 'group.changed'
-  | 'group.deleted'
-  | 'card.created'
-  | 'card.changed'
-  | 'card.deleted'
-  | 'wishlist.created'
-  | 'wishlist.changed'
-  | 'wishlist.deleted'
-  | 'family.changed'
-  | 'account.disabled'
-  | 'transcode.finished'
-  | 'transcode.failed'
-  | 'link.changed'
-  | 'link.job'
-  | `player.${string}`;
+export type { EventKind } from './catalogue.js';
 
 /** Who may see an event: every member of a family, or one user alone (their wishlists, transcodes). */
 export type Audience = { familyId: string } | { userId: string };
 
-export interface LiveEvent {
-  kind: EventKind;
-  audience: Audience;
-  /** The ids of what changed, e.g. `{ groupId }`, `{ cardId }`, `{ deviceId }`. */
-  ids: Record<string, string>;
-  /**
-   * The read the change affects (its path, e.g. `/card/family/library`), and `tag`, the entity
-   * tag that read answers with now (its ETag): a client holding that tag has nothing to fetch;
-   * with another, it fetches (with `If-None-Match`). No tag where the read has none (a delete).
-   */
-  read?: string;
-  tag?: string;
-  /** Anything else the kind carries (a player's status), as JSON-able values. */
-  details?: Record<string, unknown>;
-}
+/**
+ * An event to publish: who sees it, and its data as the catalogue (catalogue.ts) types its kind:
+ * `ids`, the `read` the change affects and `tag`, the entity tag that read answers with now (its
+ * ETag: a client holding that tag has nothing to fetch; with another, it fetches with
+ * `If-None-Match`), where the kind has them, and the kind's own fields.
+ */
+export type LiveEvent<K extends EventKind = EventKind> = { [Kind in K]: { audience: Audience } & EventData<Kind> }[K];
 
 /** The PostgreSQL channel that wakes every instance's streams (repository.ts notifies it). */
 export { EVENTS_CHANNEL } from './repository.js';
@@ -71,7 +45,10 @@ export const localPublications = new EventEmitter();
 localPublications.setMaxListeners(0);
 
 export async function publish(trx: Trx, dialect: StoreDialect, event: LiveEvent): Promise<void> {
-  const { kind, audience, ids, read, tag, details } = event;
+  const { audience, kind, ids, ...fields } = event;
+  // `kind`, `ids`, `read`, `tag` first, then the kind's own fields (the order the stream has
+  // always had); a field left undefined is not written.
+  const { read, tag, ...own } = fields as { read?: string; tag?: string };
   await insertEvent(
     trx,
     dialect,
@@ -79,7 +56,7 @@ export async function publish(trx: Trx, dialect: StoreDialect, event: LiveEvent)
     'userId' in audience ? audience.userId : null,
     kind,
     now(),
-    JSON.stringify({ kind, ids, ...(read === undefined ? {} : { read }), ...(tag === undefined ? {} : { tag }), ...(details ?? {}) }),
+    JSON.stringify({ kind, ids, read, tag, ...own }),
   );
   // The unit of work commits in the promise jobs that follow; a macrotask later it has.
   setImmediate(() => localPublications.emit('published'));

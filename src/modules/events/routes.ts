@@ -26,7 +26,8 @@ const EventsQuery = Type.Object(
 
 const STREAM_DESCRIPTION = [
   'Server-Sent Events, one per change the caller may see:',
-  '`id: <n>`, `event: <kind>` and `data: {"kind", "ids", "read", "tag", ...}` (docs/api.md, "Live events").',
+  '`id: <n>`, `event: <kind>` and `data: {"kind", "ids", "read", "tag", ...}` (docs/api.md, "Live events"):',
+  'each `data` is a [`LiveEvent`](#/components/schemas/LiveEvent), one schema per kind.',
   'Comment lines (`:`) are heartbeats. A `reset` event means the events since `Last-Event-ID` are no longer kept: refetch everything.',
 ].join(' ');
 

@@ -109,7 +109,7 @@ export async function publishLinkChanged(trx: Trx, store: Store, row: Pick<LinkR
     audience: { userId: row.user_id },
     ids: { linkId: row.link_id },
     read: `/user/links/${row.link_id}`,
-    details: { state: row.state },
+    state: row.state,
   });
 }
 
@@ -120,7 +120,9 @@ export async function publishJobProgress(trx: Trx, store: Store, row: LinkJobRow
     audience: { userId: row.user_id },
     ids: { linkId: row.link_id, jobId: row.job_id },
     read: `/user/links/${row.link_id}/jobs/${row.job_id}`,
-    details: { state: row.state, files: { done: Number(row.files_done), total: Number(row.files_total) }, bytes: Number(row.bytes) },
+    state: row.state,
+    files: { done: Number(row.files_done), total: Number(row.files_total) },
+    bytes: Number(row.bytes),
   });
 }
 

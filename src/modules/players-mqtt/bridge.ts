@@ -1,8 +1,9 @@
 import type { Aedes } from 'aedes';
 import { AppError } from '../../shared/errors.js';
 import { ONLINE_WINDOW_MS } from '../devices/rules.js';
-import type { DeviceCommand, DeviceStatus, StatusReport } from '../devices/schemas.js';
+import type { DeviceStatus, StatusReport } from '../devices/schemas.js';
 import { PLAYER_EVENTS, type DeviceService } from '../devices/service.js';
+import type { EventData } from '../events/catalogue.js';
 import type { EventHub, LoggedEvent } from '../events/hub.js';
 import { revocationOf, shutsOut } from '../events/revocations.js';
 import { actionOf, responseKey, topicOfCommand } from './commands.js';
@@ -31,12 +32,6 @@ export interface Bridge {
 interface FamilyFollowed {
   devices: Set<string>;
   connections: number;
-}
-
-interface LoggedData {
-  ids?: Record<string, string>;
-  status?: DeviceStatus;
-  command?: DeviceCommand;
 }
 
 export function createBridge(
@@ -111,28 +106,25 @@ export function createBridge(
     if (event.familyId === null || !event.kind.startsWith('player.')) return;
     const family = families.get(event.familyId);
     if (!family) return;
-    const data = JSON.parse(event.data) as LoggedData;
-    const deviceId = data.ids?.deviceId;
-    if (deviceId === undefined) return;
-    switch (event.kind) {
+    // The log holds what `publish` wrote: the catalogue's data of its kind.
+    const data = JSON.parse(event.data) as EventData;
+    switch (data.kind) {
       case PLAYER_EVENTS.status:
-        if (data.status) {
-          setPresence(deviceId, event.familyId, data.status);
-          publishStatus(deviceId, data.status);
-        }
+        setPresence(data.ids.deviceId, event.familyId, data.status);
+        publishStatus(data.ids.deviceId, data.status);
         break;
       case PLAYER_EVENTS.added:
-        family.devices.add(deviceId);
-        setPresence(deviceId, event.familyId, { isOnline: false, reportedAt: null });
+        family.devices.add(data.ids.deviceId);
+        setPresence(data.ids.deviceId, event.familyId, { isOnline: false, reportedAt: null });
         break;
       case PLAYER_EVENTS.removed:
-        family.devices.delete(deviceId);
-        forgetDevice(deviceId);
+        family.devices.delete(data.ids.deviceId);
+        forgetDevice(data.ids.deviceId);
         break;
       case PLAYER_EVENTS.command: {
         // A player connected over MQTT obeys it on its command topic.
-        const mapped = data.command === undefined ? undefined : topicOfCommand(data.command);
-        if (mapped) publish(deviceTopic(deviceId, `command/${mapped.command}`), mapped.payload);
+        const mapped = topicOfCommand(data.command);
+        if (mapped) publish(deviceTopic(data.ids.deviceId, `command/${mapped.command}`), mapped.payload);
         break;
       }
       default:

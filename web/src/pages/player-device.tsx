@@ -159,9 +159,8 @@ function DevicePlayer({ credential, onForget }: { credential: PlayerCredential; 
       },
       onRevoked: () => (revoked.value = true),
       onEvent: (event) => {
-        if (event.kind !== 'player.command' || event.ids?.deviceId !== credential.deviceId) return;
-        const command = event.command as PlayerCommand | undefined;
-        if (typeof command?.command === 'string') void obeyCommand(command).catch((err: Error) => (error.value = err.message));
+        if (event.kind !== 'player.command' || event.ids.deviceId !== credential.deviceId) return;
+        void obeyCommand(event.command).catch((err: Error) => (error.value = err.message));
       },
     }).finally(() => (connected.value = false));
     const timer = setInterval(report, REPORT_EVERY_MS);

@@ -62,8 +62,8 @@ export function PlayerSettingsPage({ deviceId }: { deviceId: string }) {
   }, [deviceId]);
   // Its reports, its removal, and a rename elsewhere; missed events (reset): everything again.
   useLiveReads(['player.', 'family.changed'], (event) => {
-    if (event?.kind === 'player.removed' && event.ids?.deviceId === deviceId) gone.value = true;
-    else if (!event || event.ids?.deviceId === deviceId) void loadStatus();
+    if (event?.kind === 'player.removed' && event.ids.deviceId === deviceId) gone.value = true;
+    else if (!event || (event.kind !== 'family.changed' && event.ids.deviceId === deviceId)) void loadStatus();
   });
 
   const rename = useActions(loadConfig);
