@@ -138,7 +138,13 @@ for (let i = 0; i < tries; i++) {
     const statusBack = new Promise<void>((resolve) => (playing = resolve));
     const sent = performance.now();
     await sends[way](expected);
+    // Bounded: a lost command or report fails the run, naming it, rather than hanging it.
+    const lost = setTimeout(() => {
+      process.stderr.write(`${way} try ${i + 1}: nothing back within 10 s (arrived at the player: ${arrived.has(expected)})\n`);
+      process.exit(1);
+    }, 10_000);
     await statusBack;
+    clearTimeout(lost);
     const delivered = arrived.get(expected);
     if (delivered === undefined) throw new Error(`the player played ${expected} before the command arrived`);
     toPlayer[way].push(delivered - sent);
