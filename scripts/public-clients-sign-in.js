@@ -34,7 +34,9 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { chromium } from 'playwright-core';
+import { approveDevice as approveDeviceAt, signIn } from './public-clients/activate.js';
 import { prepareClient } from './public-clients/prepare-client.js';
+import { loginYotoApi } from './public-clients/yoto-api.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const PRELOAD = path.join(ROOT, 'scripts/public-clients/redirect-yoto-hosts.js');
@@ -112,28 +114,8 @@ say(`cardshelf serving at ${base} (access tokens valid ${args['access-ttl']} s)`
 
 const browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
 
-async function signIn(page) {
-  await page.getByRole('heading', { name: 'Sign in', exact: true }).waitFor();
-  await page.getByLabel('Email').fill(email);
-  await page.getByLabel('Password').fill(password);
-  await page.getByRole('button', { name: 'Sign in', exact: true }).click();
-  await page.getByRole('heading', { name: 'Approve this app?' }).waitFor();
-  await page.getByRole('button', { name: 'Approve' }).click();
-}
-
-/** A person at /activate: enters the code, signs in as the demo parent, approves. */
-async function approveDevice(verificationUri, userCode) {
-  const context = await browser.newContext();
-  const page = await context.newPage();
-  await page.goto(verificationUri);
-  await page.getByLabel('Code').fill(userCode);
-  await page.getByRole('button', { name: 'Continue' }).click();
-  await page.getByText('Is this your device?').waitFor();
-  await page.getByRole('button', { name: 'Continue' }).click();
-  await signIn(page);
-  await page.getByRole('heading', { name: 'Device connected' }).waitFor();
-  await context.close();
-}
+const account = { email, password };
+const approveDevice = (verificationUri, userCode) => approveDeviceAt(browser, account, verificationUri, userCode);
 
 /** An app's loopback redirect (RFC 8252): a server on a free port of 127.0.0.1 that takes the answer. */
 async function loopbackCallback() {
@@ -153,7 +135,7 @@ async function signInInBrowser(url, received) {
   const context = await browser.newContext();
   const page = await context.newPage();
   await page.goto(url);
-  await signIn(page);
+  await signIn(page, account);
   const answer = await received;
   await context.close();
   return answer;
@@ -324,21 +306,7 @@ if (args['yoto-api']) {
   const clientId = 'yoto-api-at-cardshelf';
   let refreshToken;
   await step('yoto_api device login (YotoClient.device_code_flow_start/complete), approved at /activate', async () => {
-    let approving;
-    const login = await run(args.python, [path.join(helpers, 'yoto_api_login.py'), clientId], {
-      cwd: dir,
-      env,
-      onStdout: (out) => {
-        const first = out.split('\n')[0];
-        if (!approving && out.includes('\n')) {
-          const { verification_uri: uri, user_code: code } = JSON.parse(first);
-          approving = approveDevice(uri, code);
-        }
-      },
-    });
-    await approving;
-    if (login.code !== 0) throw new Error(`exit ${login.code}: ${login.stderr}`);
-    const tokens = JSON.parse(login.stdout.trim().split('\n')[1]);
+    const tokens = await loginYotoApi({ python: args.python, dir, env, clientId, approve: approveDevice });
     refreshToken = tokens.refresh_token;
     const c = claims(tokens.access_token);
     return `token sub ${c.sub}, scope "${c.scope}", valid ${c.exp - c.iat} s`;

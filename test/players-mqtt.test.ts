@@ -345,14 +345,32 @@ describe(`players over MQTT on ${testDialect()}`, () => {
     expect((await connect(`_${AUTHORIZER}`, token)).connected).toBe(true);
   });
 
-  it('answers 404 to a WebSocket upgrade anywhere but /mqtt', async () => {
+  it.each([
+    ['/not-mqtt', 'mqtt'],
+    ['/', undefined],
+    ['/', 'chat'],
+  ])('answers 404 to a WebSocket upgrade to %s asking for subprotocol %s', async (path, protocol) => {
     const status = await new Promise<number | undefined>((resolve, reject) => {
-      const req = request(`${base}/not-mqtt`, { headers: { connection: 'Upgrade', upgrade: 'websocket', 'sec-websocket-version': '13', 'sec-websocket-key': 'dGhlIHNhbXBsZSBub25jZQ==' } });
+      const req = request(`${base}${path}`, {
+        headers: { connection: 'Upgrade', upgrade: 'websocket', 'sec-websocket-version': '13', 'sec-websocket-key': 'dGhlIHNhbXBsZSBub25jZQ==', ...(protocol ? { 'sec-websocket-protocol': protocol } : {}) },
+      });
       req.on('response', (res) => resolve(res.statusCode));
       req.on('upgrade', () => reject(new Error('upgraded')));
       req.on('error', reject);
       req.end();
     });
     expect(status).toBe(404);
+  });
+
+  it.each([
+    ['3.1.1 (subprotocol mqtt)', { protocolVersion: 4 }],
+    ['3.1 (subprotocol mqttv3.1)', { protocolId: 'MQIsdp', protocolVersion: 3 }],
+  ] as const)('takes MQTT %s at the root too, as the public broker does (yoto-nodejs-client connects to `wss://<host>`, no path)', async (_version, protocol) => {
+    const { token, player } = await familyWithPlayer();
+    const root = url.replace(/\/mqtt$/, '');
+    const client = await connectAsync(root, { username: `${player.deviceId}${AUTHORIZER}`, password: token, reconnectPeriod: 0, connectTimeout: 5000, ...protocol });
+    clients.push(client);
+    expect(client.connected).toBe(true);
+    expect(await granted(client, [`device/${player.deviceId}/data/events`])).toEqual([1]);
   });
 });

@@ -23,6 +23,20 @@ import { INBOX, deviceOfUsername, maySubscribe, publicationOf, type Grant } from
 
 export const MQTT_PATH = '/mqtt';
 
+/**
+ * The WebSocket subprotocols of MQTT (3.1.1 and 5: `mqtt`; 3.1: `mqttv3.1`). An upgrade to `/`
+ * that asks for one is taken too: the public broker takes MQTT at its root as well, and
+ * yoto-nodejs-client's default broker URL (`wss://<host>`, no path) connects there.
+ */
+const MQTT_SUBPROTOCOLS = new Set(['mqtt', 'mqttv3.1']);
+
+function isMqttUpgrade(request: IncomingMessage): boolean {
+  const path = (request.url ?? '').split('?')[0];
+  if (path === MQTT_PATH) return true;
+  const asked = (request.headers['sec-websocket-protocol'] ?? '').split(',').map((p) => p.trim());
+  return path === '/' && asked.some((p) => MQTT_SUBPROTOCOLS.has(p));
+}
+
 /** CONNACK return codes of MQTT 3.1.1 (there is none for "too many connections": 3 is the nearest). */
 const CONNACK: Record<'serverUnavailable' | 'badCredentials' | 'notAuthorized', AuthErrorCode> = { serverUnavailable: 3, badCredentials: 4, notAuthorized: 5 };
 
@@ -39,7 +53,7 @@ export interface PlayersMqttDeps {
 }
 
 export interface PlayersMqtt {
-  /** Takes a WebSocket upgrade to `/mqtt`; false for any other path (the caller answers it). */
+  /** Takes a WebSocket upgrade to `/mqtt` (or to `/` with an MQTT subprotocol); false for any other (the caller answers it). */
   handleUpgrade(request: IncomingMessage, socket: Duplex, head: Buffer): boolean;
   /** Open MQTT connections on this instance. */
   connections(): number;
@@ -243,8 +257,7 @@ export async function createPlayersMqtt(deps: PlayersMqttDeps): Promise<PlayersM
 
   return {
     handleUpgrade(request, socket, head) {
-      const path = (request.url ?? '').split('?')[0];
-      if (path !== MQTT_PATH) return false;
+      if (!isMqttUpgrade(request)) return false;
       sockets.handleUpgrade(request, socket, head, (ws) => {
         const stream = createWebSocketStream(ws);
         stream.on('error', () => ws.terminate());
