@@ -126,7 +126,14 @@ export function createEventHub(
   /** Listeners of every event read (`follow`). */
   const followers = new Set<(event: LoggedEvent) => void>();
   /** Whether anything reads the log: a stream or a follower. */
-  const following = (): boolean => streams.size + followers.size > 0;
+  const following = (): boolean => streams.size + followers.size + starting > 0;
+  /** Streams and followers between their start and their place in `streams` or `followers`. */
+  let starting = 0;
+  /** A start is over (placed, or given up): when nothing reads any more, the hub stops following. */
+  const started = (): void => {
+    starting--;
+    if (!following()) stopFollowing();
+  };
   const byFamily = new Map<string, Set<Stream>>();
   const byUser = new Map<string, Set<Stream>>();
   /** Streams by the account their token names (`sub`): a member's own, and its players'. */
@@ -433,28 +440,29 @@ export function createEventHub(
 
     async start(slot, { reader, principal, lastEventId, expiresAt }, sink) {
       let bounds: Awaited<ReturnType<typeof repo.logBounds>>;
+      // Counted as reading from here: the follower is not placed anew under a stream that starts.
+      starting++;
       try {
         // A player reads its family as the member it acts through: from that member's joining.
         bounds = await repo.logBounds(db, principal.userId, reader);
         await ensureFollowing();
       } catch (err) {
         slot.release();
+        started();
         throw err;
       }
-      if (sink.gone()) {
+      if (sink.gone() || closing) {
         slot.release();
-        return;
-      }
-      // The server began to shut down while this stream started: it ends as the others did.
-      if (closing) {
-        slot.release();
-        sink.end(': server shutting down; reconnect\n\n');
+        started();
+        // The server began to shut down while this stream started: it ends as the others did.
+        if (closing && !sink.gone()) sink.end(': server shutting down; reconnect\n\n');
         return;
       }
       // From the reader's newest event, not the log's: an event of its family still being
       // written has an id above the one, not always above the other.
       const stream: Stream = { slot, reader, principal, sink, cursor: bounds.readerLastId, pending: [], outbox: '', expiry: undefined, closed: false };
       streams.add(stream);
+      started();
       indexAll(stream, true);
       sink.onClose(() => remove(stream));
       if (expiresAt !== undefined) {
@@ -497,8 +505,13 @@ export function createEventHub(
     },
 
     async follow(listener) {
-      await ensureFollowing();
-      followers.add(listener);
+      starting++;
+      try {
+        await ensureFollowing();
+        followers.add(listener);
+      } finally {
+        started();
+      }
       return () => {
         followers.delete(listener);
         if (!following()) stopFollowing();
