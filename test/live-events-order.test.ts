@@ -214,6 +214,9 @@ describe(`live events ordered per family (${testDialect()})`, () => {
     const [memberA, memberB] = [`auth0|wait-a-${suffix}`, `auth0|wait-b-${suffix}`];
     await makeFamily(a, [memberA]);
     await makeFamily(b, [memberB]);
+    // A's stream, on the other instance: it reads B's later id before A's event commits.
+    const streamOfA = await openEventStream(servers[1]!.url, await deployment.token(memberA, SCOPES));
+    expect(streamOfA.status).toBe(200);
     const store = deployment.store();
     let release!: () => void;
     const released = new Promise<void>((resolve) => (release = resolve));
@@ -241,9 +244,15 @@ describe(`live events ordered per family (${testDialect()})`, () => {
       expect(aMeanwhile).toBe('still waiting');
       release();
       expect(await ofA).toBe(201);
+      // The held event committed after a higher id of B's: still sent, then A's write's, in id order.
+      const late = await streamOfA.waitFor((e) => e.event === 'group.changed', 10_000);
+      const next = await streamOfA.waitFor((e) => e.event === 'card.created' || e.event === 'wishlist.created', 10_000);
+      expect(Number(next.id)).toBeGreaterThan(Number(late.id));
+      expect(streamOfA.events.map((e) => e.event).filter((k) => k !== 'family.changed')).toEqual([late.event, next.event]);
     } finally {
       release();
       await held;
+      streamOfA.close();
     }
   }, 30_000);
 });
