@@ -159,6 +159,14 @@ const EnvSchema = Type.Object({
   /** SQLite: how often (ms) open streams look for events other processes wrote (`serve --workers`). */
   EVENTS_POLL_MS: Type.Integer({ minimum: 10, maximum: 60_000, default: 250 }),
   /**
+   * How long (ms) an instance waits for an event id that is missing below ids it has read (a
+   * write of another family still committing) before it gives it up (it was rolled back). Keep it
+   * above the time a transaction may stay open after its event (DATABASE_STATEMENT_TIMEOUT_MS
+   * and DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS bound it): an event that commits later still than
+   * this reaches no open stream.
+   */
+  EVENTS_HOLE_GRACE_MS: Type.Integer({ minimum: 100, maximum: 600_000, default: 30_000 }),
+  /**
    * Players a family may register (`POST /device-v2/devices/mine`; beyond it 400 `device-limit`);
    * also the event streams its players may hold together on one instance.
    */
@@ -267,6 +275,8 @@ export interface EventsConfig {
   maxPlayerStreamsPerFamily: number;
   streamBufferBytes: number;
   pollMs: number;
+  /** See EVENTS_HOLE_GRACE_MS (modules/events/log-follower.ts). */
+  holeGraceMs: number;
 }
 
 /** See MQTT_* above. */
@@ -413,6 +423,7 @@ function fromEnv(env: Env): Config {
       maxPlayerStreamsPerFamily: env.PLAYERS_MAX_PER_FAMILY,
       streamBufferBytes: env.EVENTS_STREAM_BUFFER_BYTES,
       pollMs: env.EVENTS_POLL_MS,
+      holeGraceMs: env.EVENTS_HOLE_GRACE_MS,
     },
     players: { maxPerFamily: env.PLAYERS_MAX_PER_FAMILY },
     mqtt: {

@@ -21,9 +21,11 @@ export interface StoreDialect {
   /**
    * `lockKey`'s lock as an SQL expression that takes it when a statement evaluates it, for a
    * write that can take its lock in the statement that needs it instead of in a round trip of
-   * its own; undefined where `lockKey` takes nothing (SQLite).
+   * its own; undefined where `lockKey` takes nothing (SQLite). `key` is an SQL expression of the
+   * key's text (a parameter, or computed from the rows the statement reads): the lock is the
+   * one `lockKey` takes for that text.
    */
-  lockKeyExpression(key: string): RawBuilder<unknown> | undefined;
+  lockKeyExpression(key: Expression<string>): RawBuilder<unknown> | undefined;
   /** Turns a column definition into an auto-incrementing integer primary key. */
   autoIncrementPrimaryKey(col: ColumnDefinitionBuilder): ColumnDefinitionBuilder;
   /**

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { Kysely, PostgresDialect, sql, type Driver, type RawBuilder, type PostgresPool, type PostgresPoolClient } from 'kysely';
+import { Kysely, PostgresDialect, sql, type Driver, type Expression, type RawBuilder, type PostgresPool, type PostgresPoolClient } from 'kysely';
 import type pg from 'pg';
 import type { PostgresConfig } from './config.js';
 import type { Database } from './database.js';
@@ -109,15 +109,21 @@ function resilientPool(config: PostgresConfig): { pool: pg.Pool; kyselyPool: Pos
 
 /**
  * The advisory-lock id of a key: the first 64 bits of its SHA-256, as a signed bigint (the type
- * pg_advisory_xact_lock takes). Computed here rather than with a server hash function so that it
- * does not depend on the server version. Two keys sharing an id only wait for each other.
+ * pg_advisory_xact_lock takes). SHA-256 rather than a server hash function (hashtext) so that it
+ * does not depend on the server version, and so that a key computed in SQL (`lockIdOf`) gets the
+ * same id. Two keys sharing an id only wait for each other.
  */
 function advisoryLockId(key: string): string {
   return createHash('sha256').update(key, 'utf8').digest().readBigInt64BE(0).toString();
 }
 
-function lockExpression(key: string): RawBuilder<unknown> {
-  return sql`pg_advisory_xact_lock(cast(${advisoryLockId(key)} as bigint))`;
+/** `advisoryLockId` in SQL, of a key the statement computes (sha256 is in PostgreSQL 11 and later). */
+function lockIdOf(key: Expression<string>): RawBuilder<string> {
+  return sql<string>`cast(cast(('x' || encode(substring(sha256(convert_to(${key}, 'UTF8')) from 1 for 8), 'hex')) as bit(64)) as bigint)`;
+}
+
+function lockExpression(key: Expression<string>): RawBuilder<unknown> {
+  return sql`pg_advisory_xact_lock(${lockIdOf(key)})`;
 }
 
 export function postgresDialect(config: PostgresConfig): StoreDialect {
@@ -133,7 +139,7 @@ export function postgresDialect(config: PostgresConfig): StoreDialect {
     // Transaction-scoped: every instance on the database waits for it, and commit or rollback
     // releases it, so a request that fails half-way cannot leave it held.
     lockKey: async (trx, key) => {
-      await sql`select ${lockExpression(key)}`.execute(trx);
+      await sql`select pg_advisory_xact_lock(cast(${advisoryLockId(key)} as bigint))`.execute(trx);
     },
     lockKeyExpression: lockExpression,
     // `by default` rather than `always`: rows copied from another database keep their ids.

@@ -1,6 +1,6 @@
 import type { Kysely, Transaction } from 'kysely';
 import type { Database } from './database.js';
-import type { Store } from './dialect.js';
+import type { Store, StoreDialect } from './dialect.js';
 import { markUnitRunning } from './direct-statement.js';
 
 /** What repositories take: the database, or the transaction of a unit of work. */
@@ -32,6 +32,25 @@ export type LockMore = (locks: readonly Lock[]) => Promise<void>;
  */
 export type CommitStep<T> = (trx: Trx, result: T) => Promise<void>;
 
+/** The keys each open transaction holds (what `holdLocks` took in it). */
+const held = new WeakMap<Trx, Set<string>>();
+
+/**
+ * Takes in `trx` those of `locks` it does not hold yet, in the order of their keys (see
+ * `inUnitOfWork`); a lock held already costs nothing (no statement). For a write that needs a
+ * lock whatever its caller took: the live events take the lock of the user whose own event
+ * they write (modules/events/publish.ts).
+ */
+export async function holdLocks(trx: Trx, dialect: StoreDialect, locks: readonly Lock[]): Promise<void> {
+  let keys = held.get(trx);
+  if (!keys) held.set(trx, (keys = new Set()));
+  for (const key of [...new Set(locks.map((l) => l.key))].sort()) {
+    if (keys.has(key)) continue;
+    await dialect.lockKey(trx, key);
+    keys.add(key);
+  }
+}
+
 /**
  * Runs `work` in one transaction that holds `locks` from its start to its end (commit or
  * rollback releases them, so a failed request cannot leave one held). Services say what they
@@ -46,10 +65,7 @@ export function inUnitOfWork<T>(
   alsoCommit?: CommitStep<T>,
 ): Promise<T> {
   return store.db.transaction().execute(async (trx) => {
-    const lock: LockMore = async (more) => {
-      const keys = [...new Set(more.map((l) => l.key))].sort();
-      for (const key of keys) await store.dialect.lockKey(trx, key);
-    };
+    const lock: LockMore = (more) => holdLocks(trx, store.dialect, more);
     // Its compiled statements may run directly while the work runs (db/direct-statement.ts).
     markUnitRunning(trx, true);
     try {

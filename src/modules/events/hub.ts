@@ -7,6 +7,7 @@ import type { Store } from '../../db/dialect.js';
 import { listenForNotifications, type NotifyListener } from '../../db/notify-listener.js';
 import { inUnitOfWork } from '../../db/unit-of-work.js';
 import { AppError } from '../../shared/errors.js';
+import { createLogFollower } from './log-follower.js';
 import { EVENTS_CHANNEL, localPublications } from './publish.js';
 import * as repo from './repository.js';
 import type { LoggedEvent, Reader } from './repository.js';
@@ -128,7 +129,14 @@ export function createEventHub(
   /** Listeners of every event read (`follow`). */
   const followers = new Set<(event: LoggedEvent) => void>();
   /** Whether anything reads the log: a stream or a follower. */
-  const following = (): boolean => streams.size + followers.size > 0;
+  const following = (): boolean => streams.size + followers.size + starting > 0;
+  /** Streams and followers between their start and their place in `streams` or `followers`. */
+  let starting = 0;
+  /** A start is over (placed, or given up): when nothing reads any more, the hub stops following. */
+  const started = (): void => {
+    starting--;
+    if (!following()) stopFollowing();
+  };
   const byFamily = new Map<string, Set<Stream>>();
   const byUser = new Map<string, Set<Stream>>();
   /** Streams by the account their token names (`sub`): a member's own, and its players'. */
@@ -138,7 +146,10 @@ export function createEventHub(
   /** Places held, by reader and by a family's players (keys apart by a NUL, which no id holds). */
   const slotsOf = new Map<string, number>();
   let slots = 0;
-  let lastRead = 0;
+  /** This instance's place in the log (log-follower.ts): every event read is dispatched once. */
+  const follower = createLogFollower(db, { holeGraceMs: config.holeGraceMs });
+  /** Set while the hub follows the log: settles once the follower is placed. */
+  let placed: Promise<void> | undefined;
   let reading = false;
   let readAgain = false;
   /** Set while the next read of the log waits (see `wake`). */
@@ -294,18 +305,10 @@ export function createEventHub(
    * is at most MAX_FANOUT_SHARE of the time; what comes meanwhile goes out together in the next
    * read. With a few streams a family this wait is well under a millisecond.
    */
-  /** Dispatches the events past `lastRead` only: two reads racing never send one event twice. */
-  function dispatchNew(events: readonly LoggedEvent[]): void {
-    for (const event of events) {
-      if (event.id <= lastRead) continue;
-      lastRead = event.id;
-      dispatch(event);
-    }
-  }
-
   /** One read of the log now, beside the wakes (the heartbeat's check, before it ends streams). */
   async function readLogOnce(): Promise<void> {
-    dispatchNew(await repo.eventsAfter(db, lastRead, BATCH));
+    const { events } = await follower.read(BATCH);
+    for (const event of events) dispatch(event);
     flush();
   }
 
@@ -320,12 +323,12 @@ export function createEventHub(
     let writing = 0;
     try {
       for (;;) {
-        const events = await repo.eventsAfter(db, lastRead, BATCH);
+        const { events, full } = await follower.read(BATCH);
         const started = performance.now();
-        dispatchNew(events);
+        for (const event of events) dispatch(event);
         flush();
         writing += performance.now() - started;
-        if (events.length < BATCH) break;
+        if (!full) break;
       }
     } catch (err) {
       // The next wake (or the poll) reads again from the same place: nothing is lost.
@@ -345,6 +348,18 @@ export function createEventHub(
     }
   }
   const wakeSoon = (): void => void wake();
+
+  /** Starts following the log (a first stream or follower); settles once the follower is placed. */
+  function ensureFollowing(): Promise<void> {
+    if (placed) return placed;
+    const placing = follower.begin().catch((err: unknown) => {
+      if (placed === placing) placed = undefined;
+      throw err;
+    });
+    placed = placing;
+    startFollowing();
+    return placing;
+  }
 
   function startFollowing(): void {
     heartbeat = setInterval(() => {
@@ -366,6 +381,7 @@ export function createEventHub(
   }
 
   function stopFollowing(): void {
+    placed = undefined;
     clearInterval(heartbeat);
     clearInterval(poll);
     heartbeat = poll = undefined;
@@ -426,30 +442,30 @@ export function createEventHub(
     },
 
     async start(slot, { reader, principal, lastEventId, expiresAt }, sink) {
-      let bounds: { lastId: number; prunedUpTo: number; joinedAt: number };
+      let bounds: Awaited<ReturnType<typeof repo.logBounds>>;
+      // Counted as reading from here: the follower is not placed anew under a stream that starts.
+      starting++;
       try {
         // A player reads its family as the member it acts through: from that member's joining.
-        bounds = await repo.logBounds(db, principal.userId);
+        bounds = await repo.logBounds(db, principal.userId, reader);
+        await ensureFollowing();
       } catch (err) {
         slot.release();
+        started();
         throw err;
       }
-      if (sink.gone()) {
+      if (sink.gone() || closing) {
         slot.release();
+        started();
+        // The server began to shut down while this stream started: it ends as the others did.
+        if (closing && !sink.gone()) sink.end(': server shutting down; reconnect\n\n');
         return;
       }
-      // The server began to shut down while this stream started: it ends as the others did.
-      if (closing) {
-        slot.release();
-        sink.end(': server shutting down; reconnect\n\n');
-        return;
-      }
-      const stream: Stream = { slot, reader, principal, sink, cursor: bounds.lastId, pending: [], outbox: '', expiry: undefined, closed: false };
-      if (!following()) {
-        lastRead = Math.max(lastRead, bounds.lastId);
-        startFollowing();
-      }
+      // From the reader's newest event, not the log's: an event of its family still being
+      // written has an id above the one, not always above the other.
+      const stream: Stream = { slot, reader, principal, sink, cursor: bounds.readerLastId, pending: [], outbox: '', expiry: undefined, closed: false };
       streams.add(stream);
+      started();
       indexAll(stream, true);
       sink.onClose(() => remove(stream));
       if (expiresAt !== undefined) {
@@ -460,7 +476,7 @@ export function createEventHub(
 
       // A resume from before the log's window (or from another log) cannot be replayed.
       if (lastEventId !== undefined && (lastEventId < bounds.prunedUpTo || lastEventId > bounds.lastId)) {
-        write(stream, `id: ${bounds.lastId}\nevent: reset\ndata: {"kind":"reset"}\n\n`);
+        write(stream, `id: ${bounds.readerLastId}\nevent: reset\ndata: {"kind":"reset"}\n\n`);
       } else if (lastEventId !== undefined) {
         stream.cursor = lastEventId;
       }
@@ -492,11 +508,13 @@ export function createEventHub(
     },
 
     async follow(listener) {
-      if (!following()) {
-        lastRead = Math.max(lastRead, (await repo.logBounds(db, '')).lastId);
-        startFollowing();
+      starting++;
+      try {
+        await ensureFollowing();
+        followers.add(listener);
+      } finally {
+        started();
       }
-      followers.add(listener);
       return () => {
         followers.delete(listener);
         if (!following()) stopFollowing();

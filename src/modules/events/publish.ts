@@ -1,9 +1,9 @@
 import { EventEmitter } from 'node:events';
 import type { StoreDialect } from '../../db/dialect.js';
-import type { Trx } from '../../db/unit-of-work.js';
+import { holdLocks, userLock, type Trx } from '../../db/unit-of-work.js';
 import { now } from '../../shared/clock.js';
 import type { EventData, EventKind } from './catalogue.js';
-import { insertEvent } from './repository.js';
+import { domainKeysOf, insertEvent } from './repository.js';
 
 /**
  * Publishing a live event (`GET /user/family/events`, issue 21). Any module calls `publish`
@@ -15,10 +15,22 @@ import { insertEvent } from './repository.js';
  *   await bumpCounters(trx, [...]);
  *   await publish(trx, store.dialect, { kind: 'group.changed', audience: { familyId }, ids: { groupId }, read, tag });
  *
- * Why last: on PostgreSQL it takes a transaction lock (released at commit) so that events get
- * their ids in the order they commit; a stream that has seen id n has then seen every id below n.
- * Taken after every other lock of the unit of work, it never closes a cycle of waits. The
- * notification that wakes the other instances' streams is sent by PostgreSQL at commit.
+ * Why last: on PostgreSQL it takes a transaction lock (released at commit) on the event's
+ * ordering domain, so that the domain's events get their ids in the order they commit. A domain is
+ * what one stream reads: a family (its events, and its members' own: their wishlists, uploads,
+ * links, account), or a user without a family. A stream that has seen id n of its domain has
+ * then seen every id of it below n, and `Last-Event-ID` resumes exactly; writes of different
+ * families never wait for each other. (Other families' ids do not commit in order: the hub's
+ * reading of the log waits for the holes, log-follower.ts.) Domain locks are taken after every
+ * other lock of the unit of work, several in the order of their keys, so they never close a
+ * cycle of waits. A transaction that publishes to several audiences publishes them together
+ * (`publishAll`), which takes their domains' locks in that order first. The notification that
+ * wakes the other instances' streams is sent by PostgreSQL at commit.
+ *
+ * A user's own event belongs to the domain of the family they are in when it commits: it is
+ * published under the user's lock (taken here unless the unit of work holds it), which every
+ * move between families holds too (families/service.ts), so the family read does not change
+ * before the commit.
  */
 
 export type { EventKind } from './catalogue.js';
@@ -45,24 +57,32 @@ export const localPublications = new EventEmitter();
 localPublications.setMaxListeners(0);
 
 export async function publish(trx: Trx, dialect: StoreDialect, event: LiveEvent): Promise<void> {
-  const { audience, kind, ids, ...fields } = event;
-  // `kind`, `ids`, `read`, `tag` first, then the kind's own fields (the order the stream has
-  // always had); a field left undefined is not written.
-  const { read, tag, ...own } = fields as { read?: string; tag?: string };
-  await insertEvent(
-    trx,
-    dialect,
-    'familyId' in audience ? audience.familyId : null,
-    'userId' in audience ? audience.userId : null,
-    kind,
-    now(),
-    JSON.stringify({ kind, ids, read, tag, ...own }),
-  );
-  // The unit of work commits in the promise jobs that follow; a macrotask later it has.
-  setImmediate(() => localPublications.emit('published'));
+  await publishAll(trx, dialect, [event]);
 }
 
-/** `publish` for several events of one transaction (in order). */
+/** `publish` for several events of one transaction (in order): publishes them all at once. */
 export async function publishAll(trx: Trx, dialect: StoreDialect, events: readonly LiveEvent[]): Promise<void> {
-  for (const event of events) await publish(trx, dialect, event);
+  if (events.length === 0) return;
+  const audiences = events.map(({ audience }) => ({
+    familyId: 'familyId' in audience ? audience.familyId : null,
+    userId: 'userId' in audience ? audience.userId : null,
+  }));
+  // The users whose own events these are stay in their families until the commit.
+  await holdLocks(trx, dialect, audiences.flatMap(({ userId }) => (userId === null ? [] : [userLock(userId)])));
+  // Several domains: their locks in one order first (each insert then takes its own again, for
+  // nothing). One domain, the common case: the insert takes it.
+  if (new Set(audiences.map((a) => `${a.familyId ?? ''}\0${a.userId ?? ''}`)).size > 1) {
+    for (const key of await domainKeysOf(trx, audiences)) await dialect.lockKey(trx, key);
+  }
+  const at = now();
+  for (const [i, event] of events.entries()) {
+    const { familyId, userId } = audiences[i] as (typeof audiences)[number];
+    const { audience: _audience, kind, ids, ...fields } = event;
+    // `kind`, `ids`, `read`, `tag` first, then the kind's own fields (the order the stream has
+    // always had); a field left undefined is not written.
+    const { read, tag, ...own } = fields as { read?: string; tag?: string };
+    await insertEvent(trx, dialect, familyId, userId, kind, at, JSON.stringify({ kind, ids, read, tag, ...own }));
+  }
+  // The unit of work commits in the promise jobs that follow; a macrotask later it has.
+  setImmediate(() => localPublications.emit('published'));
 }

@@ -1,3 +1,4 @@
+import type { Expression } from 'kysely';
 import { preparedStatement } from '../../db/prepared.js';
 import type { Db } from '../../db/unit-of-work.js';
 
@@ -11,10 +12,12 @@ export function memberIdsOf(db: Db, familyId: string) {
   return db.selectFrom('family_memberships').select('user_id').where('family_id', '=', familyId);
 }
 
-const familyIdStatement = preparedStatement(
-  (db, userId: string) => db.selectFrom('family_memberships').select('family_id').where('user_id', '=', userId),
-  1,
-);
+/** The family the user belongs to (no row if none), as a subquery (of a user the statement names). */
+export function familyIdOf(db: Db, userId: string | Expression<string>) {
+  return db.selectFrom('family_memberships').select('family_id').where('user_id', '=', userId);
+}
+
+const familyIdStatement = preparedStatement((db, userId: string) => familyIdOf(db, userId), 1);
 
 /**
  * The family the user belongs to, if any (read on `db`, or in the caller's transaction);

@@ -10,7 +10,7 @@ import type { MediaStore } from '../../media-store/media-store.js';
 import { now } from '../../shared/clock.js';
 import { RepeatFilter } from '../../shared/repeat-filter.js';
 import type { MediaObjects } from './objects.js';
-import { publish } from '../events/publish.js';
+import { publishAll } from '../events/publish.js';
 import * as repo from './repository.js';
 import { OUTPUT_CONTENT_TYPE, TranscodeRefused, type AudioProbe, type TranscodedInfo, type Transcoder } from './transcoder.js';
 
@@ -244,14 +244,12 @@ export function startTranscodeWorker(deps: {
   async function settle(job: TranscodeRow, kind: 'transcode.finished' | 'transcode.failed', values: Parameters<typeof repo.updateClaimedTranscode>[2]): Promise<void> {
     await store.db.transaction().execute(async (trx) => {
       if (!(await repo.updateClaimedTranscode(trx, job, values))) return;
-      for (const { uploadId, userId } of await repo.uploadsOfSource(trx, job.source_sha256)) {
-        await publish(trx, store.dialect, {
-          kind,
-          audience: { userId },
-          ids: { uploadId },
-          read: `/media/upload/${uploadId}/transcoded`,
-        });
-      }
+      const uploads = await repo.uploadsOfSource(trx, job.source_sha256);
+      await publishAll(
+        trx,
+        store.dialect,
+        uploads.map(({ uploadId, userId }) => ({ kind, audience: { userId }, ids: { uploadId }, read: `/media/upload/${uploadId}/transcoded` })),
+      );
     });
   }
 
