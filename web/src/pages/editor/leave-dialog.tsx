@@ -25,13 +25,15 @@ export function LeaveDialog({ state }: { state: EditorState }) {
       }),
     [],
   );
-  const unsaved = state.unsaved.value;
+  // The browser's question reads the edits' state when it is asked, not when a render last ran:
+  // the listener an effect removed after "Saved." showed could still ask for a moment.
   useEffect(() => {
-    if (!unsaved) return undefined;
-    const ask = (e: BeforeUnloadEvent): void => e.preventDefault();
+    const ask = (e: BeforeUnloadEvent): void => {
+      if (state.unsaved.value) e.preventDefault();
+    };
     addEventListener('beforeunload', ask);
     return () => removeEventListener('beforeunload', ask);
-  }, [unsaved]);
+  }, []);
   useEffect(() => {
     if (answer.value) dialog.current?.showModal();
     else dialog.current?.close();
