@@ -1,4 +1,4 @@
-import { Type, type TSchema } from '@sinclair/typebox';
+import { Type, type TSchema, type TUnsafe } from '@sinclair/typebox';
 
 /** `{"error": {"code", "message"}}`: the body of every error response. */
 export const ErrorBody = Type.Object(
@@ -50,3 +50,24 @@ export const PathId = (description: string) =>
   Type.String({ minLength: 1, maxLength: MAX_PATH_ID_LENGTH, description });
 
 export const StatusOk = Type.Object({ status: Type.Literal('ok') });
+
+/**
+ * A union of named schemas told apart by the field `tag`, as one schema (a component `id`): a
+ * `oneOf` of references with a `discriminator`, so the validator (app.ts turns Ajv's
+ * `discriminator` on) checks the one member the tag picks and answers that member's errors alone.
+ * `tag` is checked first against every name, so an unknown one is answered with the list. The
+ * document adds the discriminator's `mapping` (http/openapi.ts), which Ajv does not take.
+ */
+export function TaggedUnion<T>(opts: { id: string; description: string; tag: string; names: readonly string[]; members: readonly TSchema[] }): TUnsafe<T> {
+  const { id, description, tag, names, members } = opts;
+  return Type.Unsafe<T>({
+    $id: id,
+    title: id,
+    type: 'object',
+    description,
+    properties: { [tag]: { type: 'string', enum: names } },
+    required: [tag],
+    oneOf: members.map((member) => Type.Ref(member)),
+    discriminator: { propertyName: tag },
+  });
+}

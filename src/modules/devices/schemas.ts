@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { Nullable, PathId, Timestamp } from '../../shared/schemas.js';
+import { Nullable, PathId, TaggedUnion, Timestamp } from '../../shared/schemas.js';
 
 /**
  * The devices routes' shapes, as the public service answers them (the public clients' device
@@ -279,22 +279,13 @@ export type DeviceCommandOf<N extends DeviceCommandName> = Extract<DeviceCommand
 /** Every command's name. */
 export const DEVICE_COMMANDS = Object.keys(DEVICE_COMMAND_SCHEMAS) as DeviceCommandName[];
 
-/**
- * The union as one schema (component `DeviceCommand`): a `oneOf` of the commands' schemas with a
- * `discriminator` on `command`, so the validator (app.ts turns Ajv's `discriminator` on) checks
- * the one member the name picks and answers that member's errors alone. `command` is checked
- * first against every name, so an unknown one is answered with the list. The document adds the
- * discriminator's `mapping` (http/openapi.ts), which Ajv does not take.
- */
-export const DeviceCommand = Type.Unsafe<DeviceCommand>({
-  $id: 'DeviceCommand',
-  title: 'DeviceCommand',
-  type: 'object',
+/** The union as one schema (component `DeviceCommand`), told apart by `command`. */
+export const DeviceCommand = TaggedUnion<DeviceCommand>({
+  id: 'DeviceCommand',
   description: 'a command to a player: `command` names it, and says which of the other fields it takes',
-  properties: { command: { type: 'string', enum: DEVICE_COMMANDS } },
-  required: ['command'],
-  oneOf: Object.values(DEVICE_COMMAND_SCHEMAS).map((member) => Type.Ref(member)),
-  discriminator: { propertyName: 'command' },
+  tag: 'command',
+  names: DEVICE_COMMANDS,
+  members: Object.values(DEVICE_COMMAND_SCHEMAS),
 });
 /** `DeviceCommand` by reference (it is a shared schema), for bodies and events that carry one. */
 export const DeviceCommandRef = Type.Unsafe<DeviceCommand>(Type.Ref('DeviceCommand'));

@@ -1,6 +1,7 @@
 import { Type, type Static, type TLiteral, type TObject, type TProperties, type TString } from '@sinclair/typebox';
 import { DeviceCommandRef, type DeviceStatus } from '../devices/schemas.js';
 import { JobState, LinkState } from '../links/schemas.js';
+import { TaggedUnion } from '../../shared/schemas.js';
 
 /**
  * The catalogue of live events (`GET /user/family/events`, docs/api.md "Live events"): one schema
@@ -85,19 +86,13 @@ export type StreamEventData = EventData | Static<typeof ResetEvent>;
 
 export const EVENT_KINDS = Object.keys(LIVE_EVENT_SCHEMAS) as EventKind[];
 
-/**
- * The stream's events as one schema (component `LiveEvent`): a `oneOf` of the kinds' schemas with
- * a `discriminator` on `kind` (the document adds its `mapping`, http/openapi.ts).
- */
-export const LiveEvent = Type.Unsafe<StreamEventData>({
-  $id: 'LiveEvent',
-  title: 'LiveEvent',
-  type: 'object',
+/** The stream's events as one schema (component `LiveEvent`), told apart by `kind`. */
+export const LiveEvent = TaggedUnion<StreamEventData>({
+  id: 'LiveEvent',
   description: "the `data` of an event of `GET /user/family/events`: `kind` names it (the SSE `event` field repeats it), and says which of the other fields it has",
-  properties: { kind: { type: 'string', enum: [...EVENT_KINDS, 'reset'] } },
-  required: ['kind'],
-  oneOf: [...Object.values(LIVE_EVENT_SCHEMAS), ResetEvent].map((member) => Type.Ref(member)),
-  discriminator: { propertyName: 'kind' },
+  tag: 'kind',
+  names: [...EVENT_KINDS, 'reset'],
+  members: [...Object.values(LIVE_EVENT_SCHEMAS), ResetEvent],
 });
 
 /** Every schema the document carries for the events. */
