@@ -242,6 +242,8 @@ describe.skipIf(!haveBrowser)(`linked services in the web app, in Chromium, on $
 
     await page.getByRole('button', { name: `Unlink ${SERVICE}` }).focus();
     await page.keyboard.press('Enter');
+    // The focus is on the question as soon as it shows, before any Tab pressed after it.
+    expect(await page.evaluate<string | null>('document.activeElement?.getAttribute("role") ?? null')).toBe('group');
     await tabTo(page, 'Yes, unlink');
     await page.keyboard.press('Enter');
     await status(page, `${SERVICE} is unlinked.`).waitFor();

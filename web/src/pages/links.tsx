@@ -6,6 +6,7 @@ import { useLiveEvents, useLiveReads, usePollWhileWaiting } from '../events.js';
 import { formatTime } from '../format.js';
 import { cardIdsOf, finished, signInAddress, type LinkJob, type LinkView } from '../links.js';
 import { messages } from '../messages.js';
+import { ConfirmButton } from '../confirm-button.js';
 import { ErrorText, Page, Status } from '../ui.js';
 import { JobProgress } from './link-job.js';
 
@@ -69,9 +70,7 @@ export function LinksPage() {
 function LinkItem({ link, focus, reload, onUnlinked }: { link: LinkView; focus: boolean; reload: () => Promise<void>; onUnlinked: (name: string) => void }) {
   const jobs = useSignal<LinkJob[]>([]);
   const chosen = useSignal('');
-  const confirming = useSignal(false);
   const signInBox = useRef<HTMLDivElement>(null);
-  const confirmBox = useRef<HTMLDivElement>(null);
   const loadJobs = async () => {
     const { data } = await api.GET('/user/links/{linkId}/jobs', { params: { path: { linkId: link.linkId } } });
     if (data) jobs.value = data.jobs;
@@ -87,9 +86,6 @@ function LinkItem({ link, focus, reload, onUnlinked }: { link: LinkView; focus: 
   useEffect(() => {
     if (focus) signInBox.current?.focus();
   }, [focus]);
-  useEffect(() => {
-    if (confirming.value) confirmBox.current?.focus();
-  }, [confirming.value]);
 
   // A copy's progress: the job named by the event is read again; one not listed yet, or missed events, read the list.
   useLiveReads(['link.job'], async (event) => {
@@ -171,25 +167,9 @@ function LinkItem({ link, focus, reload, onUnlinked }: { link: LinkView; focus: 
       )}
       <ErrorText message={error.value} />
       <Status>{status.value}</Status>
-      {confirming.value ? (
-        <div class="confirm" ref={confirmBox} tabIndex={-1} role="group" aria-labelledby={`confirm-${link.linkId}`}>
-          <p id={`confirm-${link.linkId}`}>{t.confirmUnlink(link.name)}</p>
-          <div class="toolbar">
-            <button type="button" class="danger" onClick={() => void unlink()}>
-              {t.yesUnlink}
-            </button>
-            <button type="button" onClick={() => (confirming.value = false)}>
-              {messages.common.cancel}
-            </button>
-          </div>
-        </div>
-      ) : (
-        <div class="toolbar">
-          <button type="button" onClick={() => (confirming.value = true)}>
-            {t.unlink(link.name)}
-          </button>
-        </div>
-      )}
+      <div class="toolbar">
+        <ConfirmButton label={t.unlink(link.name)} question={t.confirmUnlink(link.name)} yes={t.yesUnlink} onConfirm={unlink} />
+      </div>
       {link.state === 'linked' && (
         <>
           <h4>{t.jobs(link.name)}</h4>

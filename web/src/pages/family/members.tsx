@@ -3,7 +3,7 @@ import { api } from '../../api.js';
 import { formatDate } from '../../format.js';
 import { messages } from '../../messages.js';
 import { ErrorText, Status } from '../../ui.js';
-import { ConfirmButton } from './confirm.js';
+import { ConfirmButton } from '../../confirm-button.js';
 import { nameOf, type NamedMember } from './names.js';
 
 const t = messages.members;

@@ -8,7 +8,7 @@ import { messages } from '../../messages.js';
 import type { DeviceStatus } from '../../player-controls.js';
 import { navigate } from '../../router.js';
 import { ErrorText, Link, Page, Status } from '../../ui.js';
-import { ConfirmButton } from './confirm.js';
+import { ConfirmButton } from '../../confirm-button.js';
 import './family.css';
 
 const t = messages.playerSettings;

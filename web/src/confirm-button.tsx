@@ -1,17 +1,19 @@
 import { useSignal } from '@preact/signals';
-import { useEffect, useRef } from 'preact/hooks';
-import { messages } from '../../messages.js';
+import { useLayoutEffect, useRef } from 'preact/hooks';
+import { messages } from './messages.js';
 
 /**
  * A button whose action is asked about first, in place: the question with "Yes" (styled as the
  * danger it is) and Cancel; the focus moves to the question, and back to the button on Cancel.
+ * The focus moves in a layout effect, in the same task as the render: an effect runs after the
+ * paint, and a quick Tab pressed before it would be overtaken (the focus yanked back to the box).
  */
 export function ConfirmButton({ label, question, yes, onConfirm }: { label: string; question: string; yes: string; onConfirm: () => Promise<unknown> }) {
   const asking = useSignal(false);
   const box = useRef<HTMLDivElement>(null);
   const button = useRef<HTMLButtonElement>(null);
   const id = useRef(`confirm-${Math.random().toString(36).slice(2)}`).current;
-  useEffect(() => {
+  useLayoutEffect(() => {
     if (asking.value) box.current?.focus();
   }, [asking.value]);
   if (!asking.value) {
