@@ -30,6 +30,10 @@ export default defineConfig({
   test: {
     // Each test file builds its own app on its own fresh database.
     pool: 'forks',
+    // Two files at a time whatever the core count: vitest's default (cores - 1) is one on a
+    // two-core machine, and these files mostly wait (on Chromium, child processes, the network),
+    // so a second one roughly halves the wall time there. CARDSHELF_TEST_WORKERS overrides it.
+    maxWorkers: Number(process.env.CARDSHELF_TEST_WORKERS) || 2,
     testTimeout: 30_000,
     hookTimeout: 60_000,
     projects: [
