@@ -43,26 +43,39 @@ const READS: { name: string; url: (f: Fixture) => string; statements: number; no
 /**
  * Statements a write runs, besides `begin`, `commit` and the locks of its unit of work (on
  * SQLite `begin immediate` is the lock: no statement): a fixed number per route, as for the
- * reads, since on PostgreSQL each is a round trip. The last two of each are the counters' bump
- * (one statement however many) and the live event.
+ * reads. The last two of each are the counters' bump (one statement however many) and the live
+ * event.
+ *
+ * And on PostgreSQL its round trips, `begin` and `commit` included: statements that do not wait
+ * for each other go out together (db/guarded-driver.ts). The common writes make three: the
+ * `begin` with the locks and the reads (or the first write), the writes, the event with the
+ * `commit`; a group write reads the caller's family first, outside the unit, since its lock
+ * names the family, and its writes all go with the commit. A library add makes seven: the card,
+ * the family and the record are read first outside any transaction (a repeated add is answered
+ * from them, without a write lock on SQLite), and its unit's first statement is a write, which
+ * waits for the `begin` (a write never goes out before the transaction is known open).
  */
-const WRITES: { name: string; method: 'POST' | 'PUT'; url: (f: Fixture) => string; body: (f: Fixture) => object; statements: number }[] = [
+const WRITES: { name: string; method: 'POST' | 'PUT'; url: (f: Fixture) => string; body: (f: Fixture) => object; statements: number; roundTrips: number }[] = [
   // The card, the owner's family, the bump, the event.
-  { name: 'POST /content (create)', method: 'POST', url: () => '/content', body: () => cardBody('Counted'), statements: 4 },
+  { name: 'POST /content (create)', method: 'POST', url: () => '/content', body: () => cardBody('Counted'), statements: 4, roundTrips: 3 },
   // And the card's row read first (its owner, its version for If-Match).
-  { name: 'POST /content (update)', method: 'POST', url: () => '/content', body: (f) => ({ cardId: f.cardId, title: 'Counted again' }), statements: 5 },
+  { name: 'POST /content (update)', method: 'POST', url: () => '/content', body: (f) => ({ cardId: f.cardId, title: 'Counted again' }), statements: 5, roundTrips: 3 },
   // The family, the count of its groups, the items' cards, the group, its history, the bump, the counters the tag shows, the event.
-  { name: 'POST /card/family/library/groups', method: 'POST', url: () => '/card/family/library/groups', body: (f) => ({ name: 'Counted', imageId: 'moon', items: [{ contentId: f.catalogueCardId }] }), statements: 8 },
+  { name: 'POST /card/family/library/groups', method: 'POST', url: () => '/card/family/library/groups', body: (f) => ({ name: 'Counted', imageId: 'moon', items: [{ contentId: f.catalogueCardId }] }), statements: 8, roundTrips: 3 },
   // The family, the group, its tag's counters, the items' cards, the update, its history, the bump, the event.
-  { name: 'PUT /card/family/library/groups/{groupId}', method: 'PUT', url: (f) => `/card/family/library/groups/${f.groupId}`, body: (f) => ({ name: 'Renamed', imageId: 'moon', items: [{ contentId: f.catalogueCardId }] }), statements: 8 },
+  { name: 'PUT /card/family/library/groups/{groupId}', method: 'PUT', url: (f) => `/card/family/library/groups/${f.groupId}`, body: (f) => ({ name: 'Renamed', imageId: 'moon', items: [{ contentId: f.catalogueCardId }] }), statements: 8, roundTrips: 3 },
   // The count of the user's lists, the insert, the bump, the event.
-  { name: 'POST /wishlists', method: 'POST', url: () => '/wishlists', body: (f) => ({ content: [{ item: f.catalogueCardId }] }), statements: 4 },
+  { name: 'POST /wishlists', method: 'POST', url: () => '/wishlists', body: (f) => ({ content: [{ item: f.catalogueCardId }] }), statements: 4, roundTrips: 3 },
   // The list (for If-Match), the update, the bump, the event.
-  { name: 'PUT /wishlists/{wishlistId}', method: 'PUT', url: (f) => `/wishlists/${f.wishlistId}`, body: (f) => ({ content: [{ item: f.cardId }] }), statements: 4 },
+  { name: 'PUT /wishlists/{wishlistId}', method: 'PUT', url: (f) => `/wishlists/${f.wishlistId}`, body: (f) => ({ content: [{ item: f.cardId }] }), statements: 4, roundTrips: 3 },
+  // The card, the caller's family, the record (not there yet), the insert, its history, the bump, the counters the tag shows, the event.
+  { name: 'POST /card/family/library', method: 'POST', url: () => '/card/family/library', body: (f) => ({ cardId: f.addableCardId }), statements: 8, roundTrips: 7 },
 ];
 
 interface Fixture {
   cardId: string;
+  /** A catalogue card no library holds yet. */
+  addableCardId: string;
   catalogueCardId: string;
   groupId: string;
   wishlistId: string;
@@ -80,6 +93,8 @@ describe.each([
   let fixture: Fixture;
   /** The SQL of every statement run since the last reset. */
   const seen: string[] = [];
+  /** Of those, the ones that went out with none other on the way: a round trip each. */
+  const trips: string[] = [];
 
   beforeAll(async () => {
     database = await createTestDatabase();
@@ -88,7 +103,12 @@ describe.each([
     // a minute apart, it does not land among a request's statements.
     const config: Readonly<Config> = loadConfig({ DATA_DIR: dataDir, LOG_LEVEL: 'silent', TOKEN_REVOCATION_POLL_MS: '60000', ...database.env, ...env });
     store = openStore(config.database);
-    store.dialect.watchStatements((query) => seen.push(query.sql));
+    store.dialect.watchStatements((query, _seconds, roundTrip) => {
+      // The transcode queue's poll (every few seconds, beside the requests) is no request's.
+      if (/^\s*update transcodes\b/.test(query.sql)) return;
+      seen.push(query.sql);
+      if (roundTrip) trips.push(query.sql);
+    });
     app = await buildApp(config, { store });
     await app.ready();
     if (config.auth.mode !== 'local') throw new Error('the test mints tokens with the local issuer');
@@ -111,6 +131,7 @@ describe.each([
     });
     const catalogueCardId = 'StmtC';
     await call('PUT', `/admin/cards/${catalogueCardId}`, admin, { ...cardBody('Catalogue'), userId: 'cardshelf|catalogue', availability: 'free' });
+    await call('PUT', '/admin/cards/StmtD', admin, { ...cardBody('Addable'), userId: 'cardshelf|catalogue', availability: 'free' });
     const card = await call('POST', '/content', token, cardBody('Mine'));
     await call('POST', '/content', token, cardBody('Mine too'));
     await call('POST', '/card/family/library', token, { cardId: catalogueCardId });
@@ -120,7 +141,7 @@ describe.each([
       items: [{ contentId: catalogueCardId }, { contentId: card.card.cardId }],
     });
     const wishlist = await call('POST', '/wishlists', token, { content: [{ item: catalogueCardId }] });
-    fixture = { cardId: card.card.cardId, catalogueCardId, groupId: group.id, wishlistId: wishlist.wishlistId };
+    fixture = { cardId: card.card.cardId, addableCardId: 'StmtD', catalogueCardId, groupId: group.id, wishlistId: wishlist.wishlistId };
   });
 
   afterAll(async () => {
@@ -139,12 +160,14 @@ describe.each([
 
   if (cache === 'on') {
     for (const write of WRITES) {
-      it(`${write.name}: ${write.statements} statement(s) besides its transaction and locks`, async () => {
+      it(`${write.name}: ${write.statements} statement(s) besides its transaction and locks; ${write.roundTrips} round trips on PostgreSQL`, async () => {
         seen.length = 0;
+        trips.length = 0;
         const r = await app.inject({ method: write.method, url: write.url(fixture), headers: { authorization: `Bearer ${token}` }, payload: write.body(fixture) });
         expect(r.statusCode, r.body).toBeLessThan(300);
         const statements = seen.filter((sql) => !/^select pg_advisory_xact_lock\(/.test(sql) && !/^(begin|commit)\b/i.test(sql));
         expect(statements, statements.join('\n')).toHaveLength(write.statements);
+        if (store.dialect.pipelined) expect(trips, `round trips, each by its first statement:\n${trips.join('\n')}`).toHaveLength(write.roundTrips);
       });
     }
   }

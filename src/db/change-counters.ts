@@ -1,5 +1,5 @@
 import { sql, type AliasedRawBuilder, type Compilable, type Expression } from 'kysely';
-import { preparedStatement } from './prepared.js';
+import { preparedStatement, withCommit, type PreparedRun } from './prepared.js';
 import type { Db } from './unit-of-work.js';
 
 /**
@@ -29,7 +29,7 @@ export const scopes = {
 } as const;
 
 type CounterRow = { scope: string; version: number | string };
-type CountersStatement = (db: Db, ...scopes: string[]) => Promise<CounterRow[]>;
+type CountersStatement = PreparedRun<string[], CounterRow>;
 
 /**
  * A statement on n counters (its `in` list or its rows vary with n), compiled once for each n up
@@ -39,7 +39,11 @@ const PREPARED_COUNTS = 8;
 function perCount(build: (db: Db, scopes: readonly string[]) => Compilable<CounterRow>): (count: number) => CountersStatement {
   const compiled = new Map<number, CountersStatement>();
   return (count) => {
-    if (count > PREPARED_COUNTS) return async (db, ...scopes) => (await db.executeQuery(build(db, scopes).compile())).rows;
+    if (count > PREPARED_COUNTS) {
+      return Object.assign(async (db: Db, ...scopes: string[]) => (await db.executeQuery(build(db, scopes).compile())).rows, {
+        withCommit: (db: Db, ...scopes: string[]) => withCommit(db, build(db, scopes)),
+      });
+    }
     let run = compiled.get(count);
     if (!run) {
       run = preparedStatement<string[], CounterRow>((db, ...scopes) => build(db, scopes), count);
@@ -72,6 +76,15 @@ export async function bumpCounters(db: Db, changed: Iterable<string>): Promise<R
   const rows = await bumpOf(sorted.length)(db, ...sorted);
   for (const row of rows) bumped.set(row.scope, Number(row.version));
   return bumped;
+}
+
+/**
+ * `bumpCounters` for a writer that needs not their new values: sent to be answered with the
+ * commit (db/prepared.ts), after the writer's other statements.
+ */
+export async function bumpCountersWithCommit(db: Db, changed: Iterable<string>): Promise<void> {
+  const sorted = [...new Set(changed)].sort();
+  if (sorted.length > 0) await bumpOf(sorted.length).withCommit(db, ...sorted);
 }
 
 /** The counters of `wanted`, in its order (0 for a scope never written), in one read. */

@@ -40,6 +40,11 @@ export interface StoreDialect {
    */
   readonly skipLocked: boolean;
   /**
+   * Statements of one connection go out without waiting for those before them (PostgreSQL's
+   * pipelining, guarded-driver.ts): a unit of work's statements sent together share a round trip.
+   */
+  readonly pipelined: boolean;
+  /**
    * Gathers fresh statistics for the query planner, after a bulk load (an import, the scale
    * seed). On SQLite without the value samples that would make every statement re-planned on
    * each run (see sqlite.ts).

@@ -1,4 +1,4 @@
-import type { CompiledQuery, DialectAdapter, Kysely } from 'kysely';
+import type { CompiledQuery, DialectAdapter, Kysely, QueryResult } from 'kysely';
 import type { Database } from './database.js';
 
 /** What a statement runs on: the database or a transaction (unit-of-work.ts's Db, which uses this module). */
@@ -42,10 +42,37 @@ export function registerDirectStatements(adapter: DialectAdapter, direct: Direct
   runners.set(adapter, direct);
 }
 
-/** Marks `trx` as its unit's running work (true) or ended (false): db/unit-of-work.ts. */
-export function markUnitRunning(trx: Db, running: boolean): void {
-  if (running) runningUnits.add(trx);
-  else runningUnits.delete(trx);
+/**
+ * The connection of a running unit of work on a pipelined store (PostgreSQL; see
+ * guarded-driver.ts): statements sent on it go out at once, not one after another as Kysely
+ * sends a transaction's (it waits for each statement before the next), so those that a unit of
+ * work sends together (`Promise.all`) share a round trip.
+ */
+export interface UnitConnection {
+  executeQuery<R>(query: CompiledQuery): Promise<QueryResult<R>>;
+  /** Sends `query`, to be answered with the commit (which fails if it fails). */
+  sendWithCommit(query: CompiledQuery): Promise<unknown>;
+}
+
+const unitConnections = new WeakMap<Db, UnitConnection>();
+
+/**
+ * Marks `trx` as its unit's running work (true) or ended (false): db/unit-of-work.ts. On a
+ * pipelined store, with the unit's connection.
+ */
+export function markUnitRunning(trx: Db, running: boolean, connection?: UnitConnection): void {
+  if (running) {
+    runningUnits.add(trx);
+    if (connection) unitConnections.set(trx, connection);
+  } else {
+    runningUnits.delete(trx);
+    unitConnections.delete(trx);
+  }
+}
+
+/** The connection of the running unit of work whose transaction is `db`, on a pipelined store. */
+export function unitConnectionOf(db: Db): UnitConnection | undefined {
+  return db.isTransaction ? unitConnections.get(db) : undefined;
 }
 
 /** How a compiled statement on `db` may run directly, if it may. */

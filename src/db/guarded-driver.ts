@@ -1,10 +1,10 @@
-import type {
+import {
   CompiledQuery,
-  DatabaseConnection,
-  Driver,
-  QueryCompiler,
-  QueryResult,
-  TransactionSettings,
+  type DatabaseConnection,
+  type Driver,
+  type QueryCompiler,
+  type QueryResult,
+  type TransactionSettings,
 } from 'kysely';
 import { asUnavailable, DatabaseUnavailable, UnstorableText } from './errors.js';
 import type { StatementWatch } from './statement-watch.js';
@@ -23,6 +23,14 @@ export interface DriverGuardOptions {
   reconnectWindowMs: number;
   /** Told of every statement that succeeded, with its time (metrics, statement counts). */
   statements?: StatementWatch;
+  /**
+   * The inner driver's connections send a statement at once even while others are on the way,
+   * answered in order (node-postgres's pipeline mode). A transaction's `begin` then goes out
+   * with the statements that follow it instead of in a round trip of its own (see
+   * GuardedConnection), and a unit of work may send statements that do not wait for each other
+   * together (unit-of-work.ts).
+   */
+  pipelined?: boolean;
 }
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
@@ -39,6 +47,7 @@ export function isRead(query: CompiledQuery): boolean {
 }
 
 const mapped = (err: unknown): unknown => asUnavailable(err) ?? err;
+const ignore = (): void => {};
 
 /**
  * node-postgres refuses a statement on a connection it already knows is broken without sending
@@ -120,26 +129,42 @@ export class GuardedDriver implements Driver {
 
   async beginTransaction(connection: DatabaseConnection, settings: TransactionSettings): Promise<void> {
     const guarded = connection as GuardedConnection;
+    guarded.inTransaction = true;
+    const begun = this.begin(guarded, settings);
+    // Pipelined, the statements that follow go out behind the `begin` without waiting for it.
+    if (this.options.pipelined) guarded.beginning(begun);
+    else await begun;
+  }
+
+  /** Sends `begin` on `guarded`; on a connection found dropped, once more on a new one. */
+  private async begin(guarded: GuardedConnection, settings: TransactionSettings): Promise<void> {
     try {
-      await this.inner.beginTransaction(guarded.inner, settings);
+      await guarded.sent(this.inner.beginTransaction(guarded.inner, settings), BEGIN);
     } catch (err) {
       if (asUnavailable(err)?.reason !== 'unreachable') throw mapped(err);
       // The connection was dropped while it sat in the pool: nothing was opened on it.
       await guarded.replace();
       try {
-        await this.inner.beginTransaction(guarded.inner, settings);
+        await guarded.sent(this.inner.beginTransaction(guarded.inner, settings), BEGIN);
       } catch (again) {
         throw mapped(again);
       }
     }
-    guarded.inTransaction = true;
   }
 
   async commitTransaction(connection: DatabaseConnection): Promise<void> {
     const guarded = connection as GuardedConnection;
     try {
+      const withCommit = await guarded.allSent();
       this.options.checkWritable?.();
-      await this.inner.commitTransaction(guarded.inner);
+      const committed = guarded.sent(this.inner.commitTransaction(guarded.inner), COMMIT);
+      committed.catch(ignore);
+      // A statement sent to go with the commit that failed made the transaction fail, and the
+      // database then ends it with a rollback (PostgreSQL answers `commit` so): its error is the
+      // request's.
+      const failed = (await Promise.allSettled(withCommit)).find((o) => o.status === 'rejected');
+      await committed;
+      if (failed) throw failed.reason;
       guarded.inTransaction = false;
     } catch (err) {
       throw mapped(err);
@@ -150,6 +175,8 @@ export class GuardedDriver implements Driver {
     const guarded = connection as GuardedConnection;
     guarded.inTransaction = false;
     try {
+      // Whatever is still on the way ends first (its failure is what led here, or comes after it).
+      await Promise.allSettled(await guarded.allSent().catch(() => []));
       await this.inner.rollbackTransaction(guarded.inner);
     } catch {
       // Nothing left to roll back: a connection that is gone rolled back by itself, and SQLite
@@ -187,6 +214,10 @@ export class GuardedDriver implements Driver {
     return this.options.statements;
   }
 
+  get pipelined(): boolean {
+    return this.options.pipelined === true;
+  }
+
   private async delegate(
     run: (inner: DatabaseConnection) => Promise<void> | undefined,
     connection: DatabaseConnection,
@@ -199,10 +230,36 @@ export class GuardedDriver implements Driver {
   }
 }
 
+/** Transaction control, for the statement watch (their round trips count). */
+const BEGIN = CompiledQuery.raw('begin');
+const COMMIT = CompiledQuery.raw('commit');
+
+/**
+ * A connection of the guarded driver. Pipelined (PostgreSQL), a transaction's statements go out
+ * without waiting for the ones before them, and the database answers them in order:
+ * - `begin` is sent and not waited for (`beginning`): a read may follow it at once (had the
+ *   `begin` failed, a read changed nothing; on a connection found dropped it is sent again
+ *   with the `begin` on a new one), a write waits until the `begin` is known good, so that it
+ *   can never run outside the transaction;
+ * - statements a unit of work sends together (`Promise.all`) share a round trip;
+ * - statements sent "with the commit" (`sendWithCommit`: the live event) are answered with it.
+ * A failure of any of them fails the transaction in the database, so the statements behind it
+ * fail too and the commit becomes a rollback: nothing half-done commits.
+ */
 class GuardedConnection implements DatabaseConnection {
   inTransaction = false;
   /** The inner driver's connection; undefined once given back and no other could be had. */
   private current: DatabaseConnection | undefined;
+  /** The transaction's `begin` while it may still be on its way (pipelined only). */
+  private begun: Promise<void> | undefined;
+  /** Writes waiting for the `begin` before they go out: the commit must go after them. */
+  private readonly unsent = new Set<Promise<void>>();
+  /** Statements sent to be answered with the commit. */
+  private withCommit: Promise<unknown>[] = [];
+  /** The failure of one of them, once known: the reason the statements behind it fail. */
+  private failure: unknown;
+  /** Statements sent and not answered yet: a statement sent when there are none opens a round trip. */
+  private onTheWay = 0;
 
   constructor(
     private readonly driver: GuardedDriver,
@@ -228,37 +285,126 @@ class GuardedConnection implements DatabaseConnection {
 
   /** Gives the inner connection back, once. */
   async release(): Promise<void> {
+    this.begun = undefined;
+    this.unsent.clear();
+    this.withCommit = [];
+    this.failure = undefined;
     const connection = this.current;
     this.current = undefined;
     if (connection) await this.driver.releaseInner(connection);
   }
 
-  async executeQuery<R>(query: CompiledQuery): Promise<QueryResult<R>> {
+  /** The transaction's `begin`, sent and not waited for. */
+  beginning(begun: Promise<void>): void {
+    this.begun = begun;
+    // Known good, it holds nothing back: statements go out in the order they are sent.
+    begun.then(() => {
+      if (this.begun === begun) this.begun = undefined;
+    }, ignore);
+  }
+
+  /**
+   * Once every statement of the transaction is on its way: those to be answered with the commit
+   * (their promises); throws the `begin`'s failure.
+   */
+  async allSent(): Promise<Promise<unknown>[]> {
+    if (this.begun) await this.begun;
+    await Promise.all(this.unsent);
+    const withCommit = this.withCommit;
+    this.withCommit = [];
+    return withCommit;
+  }
+
+  /**
+   * Runs `query` now and does not wait for it: its answer comes with the commit's, which fails
+   * if it failed. Only in a pipelined transaction; elsewhere this is `executeQuery`.
+   */
+  sendWithCommit(query: CompiledQuery): Promise<unknown> {
+    const result = this.executeQuery(query);
+    if (!this.driver.pipelined || !this.inTransaction) return result;
+    result.catch((err: unknown) => (this.failure ??= err));
+    this.withCommit.push(result);
+    return Promise.resolve();
+  }
+
+  /** `sending`, a statement just sent, counted on the way until it is answered. */
+  sent<T>(sending: Promise<T>, query: CompiledQuery, started = performance.now()): Promise<T> {
+    const roundTrip = this.onTheWay++ === 0;
+    const answered = (): void => {
+      this.onTheWay--;
+    };
+    sending.then(answered, answered);
     const watch = this.driver.statements;
-    if (!watch?.active) return this.run(query);
-    const started = performance.now();
-    const result = await this.run<R>(query);
-    watch.report(query, (performance.now() - started) / 1000);
-    return result;
+    if (!watch?.active) return sending;
+    return sending.then((result) => {
+      watch.report(query, (performance.now() - started) / 1000, roundTrip);
+      return result;
+    });
+  }
+
+  executeQuery<R>(query: CompiledQuery): Promise<QueryResult<R>> {
+    return this.run<R>(query);
   }
 
   private async run<R>(query: CompiledQuery): Promise<QueryResult<R>> {
     if (query.parameters.some(hasNul)) throw new UnstorableText();
     const read = isRead(query);
     if (!read && !this.inTransaction) this.driver.checkWritable();
+    if (this.begun) {
+      if (!read) return this.afterBegin(query);
+      const on = this.inner;
+      const sending = this.send<R>(query);
+      sending.catch(ignore);
+      await this.begun;
+      try {
+        // The `begin` went again on a new connection (the first was found dropped): so does the read.
+        return await (this.current === on ? sending : this.send<R>(query));
+      } catch (err) {
+        throw mapped(err);
+      }
+    }
     try {
-      return await this.inner.executeQuery<R>(query);
+      return await this.send<R>(query);
     } catch (err) {
       if (!this.inTransaction && (notSent(err) || (read && asUnavailable(err)?.reason === 'unreachable'))) {
         await this.replace();
         try {
-          return await this.inner.executeQuery<R>(query);
+          return await this.send<R>(query);
         } catch (again) {
           throw mapped(again);
         }
       }
       throw mapped(err);
     }
+  }
+
+  /** A write of a transaction whose `begin` may still be on its way: sent once it is known good. */
+  private async afterBegin<R>(query: CompiledQuery): Promise<QueryResult<R>> {
+    let markSent = ignore;
+    const sent = new Promise<void>((resolve) => (markSent = resolve));
+    this.unsent.add(sent);
+    let sending: Promise<QueryResult<R>>;
+    try {
+      await this.begun;
+      this.begun = undefined;
+      sending = this.send<R>(query);
+    } finally {
+      this.unsent.delete(sent);
+      markSent();
+    }
+    try {
+      return await sending;
+    } catch (err) {
+      throw mapped(err);
+    }
+  }
+
+  private send<R>(query: CompiledQuery): Promise<QueryResult<R>> {
+    return this.sent(this.inner.executeQuery<R>(query), query).catch((err: unknown) => {
+      // Refused because the transaction failed before it (PostgreSQL's 25P02): the statement
+      // that made it fail, sent with the commit and not waited for, says why.
+      throw (err as { code?: unknown }).code === '25P02' && this.failure !== undefined ? this.failure : err;
+    });
   }
 
   async *streamQuery<R>(query: CompiledQuery, chunkSize?: number): AsyncIterableIterator<QueryResult<R>> {

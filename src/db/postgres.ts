@@ -7,6 +7,7 @@ import type { StoreDialect } from './dialect.js';
 import { asUnavailable } from './errors.js';
 import { GuardedDriver } from './guarded-driver.js';
 import { pgDriver } from './pg-driver.js';
+import { preparedStatement } from './prepared.js';
 import { StatementWatch } from './statement-watch.js';
 
 /**
@@ -28,7 +29,7 @@ class GuardedPostgresDialect extends PostgresDialect {
   }
 
   override createDriver(): Driver {
-    return new GuardedDriver(super.createDriver(), { reconnectWindowMs: this.reconnectWindowMs, statements: this.statements });
+    return new GuardedDriver(super.createDriver(), { reconnectWindowMs: this.reconnectWindowMs, statements: this.statements, pipelined: true });
   }
 }
 
@@ -75,6 +76,10 @@ function resilientPool(config: PostgresConfig): { pool: pg.Pool; kyselyPool: Pos
     query_timeout: config.statementTimeoutMs + NETWORK_MARGIN_MS,
     idle_in_transaction_session_timeout: config.idleInTransactionTimeoutMs,
     keepAlive: true,
+    // A statement goes out while those before it on the connection are still on their way: a
+    // unit of work's statements that do not wait for each other share a round trip
+    // (guarded-driver.ts). Nothing here streams rows through a cursor, which pipelining refuses.
+    pipeline: true,
   });
   const broken = new WeakSet<pg.PoolClient>();
   // An idle connection that breaks is dropped by the pool; the next checkout opens a new one.
@@ -122,6 +127,9 @@ function lockIdOf(key: Expression<string>): RawBuilder<string> {
   return sql<string>`cast(cast(('x' || encode(substring(sha256(convert_to(${key}, 'UTF8')) from 1 for 8), 'hex')) as bit(64)) as bigint)`;
 }
 
+/** The lock statement, kept (db/prepared.ts): a unit of work's locks go out with its first reads. */
+const lockById = preparedStatement((db, id: string) => db.selectNoFrom(sql`pg_advisory_xact_lock(cast(${id} as bigint))`.as('locked')), 1);
+
 function lockExpression(key: Expression<string>): RawBuilder<unknown> {
   return sql`pg_advisory_xact_lock(${lockIdOf(key)})`;
 }
@@ -139,7 +147,7 @@ export function postgresDialect(config: PostgresConfig): StoreDialect {
     // Transaction-scoped: every instance on the database waits for it, and commit or rollback
     // releases it, so a request that fails half-way cannot leave it held.
     lockKey: async (trx, key) => {
-      await sql`select pg_advisory_xact_lock(cast(${advisoryLockId(key)} as bigint))`.execute(trx);
+      await lockById(trx, advisoryLockId(key));
     },
     lockKeyExpression: lockExpression,
     // `by default` rather than `always`: rows copied from another database keep their ids.
@@ -148,6 +156,7 @@ export function postgresDialect(config: PostgresConfig): StoreDialect {
     // "C" compares bytes, which for UTF-8 is code point order, as SQLite does.
     text: sql`text collate "C"`,
     skipLocked: true,
+    pipelined: true,
     analyze: async (db) => {
       await sql`analyze`.execute(db);
     },

@@ -1,5 +1,5 @@
 import type { Compilable, CompiledQuery } from 'kysely';
-import { directStatementOf } from './direct-statement.js';
+import { directStatementOf, unitConnectionOf } from './direct-statement.js';
 import type { Db } from './unit-of-work.js';
 
 /**
@@ -13,10 +13,20 @@ import type { Db } from './unit-of-work.js';
  * Only for queries whose shape does not depend on the arguments (no `in` lists of varying length,
  * no optional clauses): a shape that varies needs one prepared query per shape.
  */
+/**
+ * A kept statement: run on the database or a unit of work's transaction, it answers its rows.
+ * `withCommit` sends it as a unit of work's last word, answered with the commit (on PostgreSQL
+ * one round trip for both; its failure fails the commit): for a statement whose rows the work
+ * does not need, such as the live event (modules/events/publish.ts).
+ */
+export type PreparedRun<A extends unknown[], R> = ((db: Db, ...args: A) => Promise<R[]>) & {
+  withCommit(db: Db, ...args: A): Promise<void>;
+};
+
 export function prepared<A extends unknown[], R>(
   build: (...args: { [K in keyof A]: A[K] }) => Compilable<R>,
   arity: A['length'],
-): (db: Db, ...args: A) => Promise<R[]> {
+): PreparedRun<A, R> {
   // Unique stand-ins: strings no caller sends, found again among the compiled parameters.
   const standIns = Array.from({ length: arity }, (_, i) => `\u0000prepared-argument-${i}\u0000`);
   const compiled: CompiledQuery<R> = build(...(standIns as A)).compile();
@@ -24,17 +34,26 @@ export function prepared<A extends unknown[], R>(
   for (let i = 0; i < arity; i++) {
     if (!slots.includes(i)) throw new Error(`prepared query: argument ${i} is not a parameter of ${compiled.sql}`);
   }
-  return async (on, ...args) => {
+  const queryOf = (args: A): CompiledQuery<R> => {
     const parameters = compiled.parameters.map((p, i) => {
       const slot = slots[i] as number;
       return slot === -1 ? p : args[slot];
     });
-    const query = { ...compiled, parameters };
+    return { ...compiled, parameters };
+  };
+  const run = async (on: Db, ...args: A): Promise<R[]> => {
+    const query = queryOf(args);
     const rows = directStatementOf(on)?.(query);
     if (rows) return rows as R[];
-    const result = await on.executeQuery<R>(query);
+    const result = await (unitConnectionOf(on) ?? on).executeQuery<R>(query);
     return result.rows;
   };
+  const withCommit = async (on: Db, ...args: A): Promise<void> => {
+    const unit = unitConnectionOf(on);
+    if (unit) await unit.sendWithCommit(queryOf(args));
+    else await run(on, ...args);
+  };
+  return Object.assign(run, { withCommit });
 }
 
 /**
@@ -51,10 +70,10 @@ export function preparedPerShape<S, A extends unknown[], R>(
   build: (db: Db, shape: S, ...args: { [K in keyof A]: A[K] }) => Compilable<R>,
   /** How many arguments; by shape when the shape decides it (a list's slots). */
   arity: A['length'] | ((shape: S) => number),
-): (db: Db, shape: S, ...args: A) => Promise<R[]> {
-  type Run = (db: Db, ...args: A) => Promise<R[]>;
+): PreparedRun<[shape: S, ...args: A], R> {
+  type Run = PreparedRun<A, R>;
   const compiled = new WeakMap<object, Map<string, Run>>();
-  return (db, shape, ...args) => {
+  const runOf = (db: Db, shape: S): Run => {
     const kind = db.getExecutor().adapter;
     let shapes = compiled.get(kind);
     if (!shapes) compiled.set(kind, (shapes = new Map<string, Run>()));
@@ -64,8 +83,11 @@ export function preparedPerShape<S, A extends unknown[], R>(
       run = prepared<A, R>((...standIns) => build(db, shape, ...standIns), typeof arity === 'function' ? arity(shape) : arity);
       shapes.set(key, run);
     }
-    return run(db, ...args);
+    return run;
   };
+  return Object.assign((db: Db, shape: S, ...args: A) => runOf(db, shape)(db, ...args), {
+    withCommit: (db: Db, shape: S, ...args: A) => runOf(db, shape).withCommit(db, ...args),
+  });
 }
 
 /**
@@ -77,7 +99,19 @@ export function preparedPerShape<S, A extends unknown[], R>(
 export function preparedStatement<A extends unknown[], R>(
   build: (db: Db, ...args: { [K in keyof A]: A[K] }) => Compilable<R>,
   arity: A['length'],
-): (db: Db, ...args: A) => Promise<R[]> {
+): PreparedRun<A, R> {
   const run = preparedPerShape<undefined, A, R>(() => '', (db, _shape, ...args) => build(db, ...args), arity);
-  return (db, ...args) => run(db, undefined, ...args);
+  return Object.assign((db: Db, ...args: A) => run(db, undefined, ...args), {
+    withCommit: (db: Db, ...args: A) => run.withCommit(db, undefined, ...args),
+  });
+}
+
+/**
+ * A built statement whose rows the work does not need, sent as a unit of work's last words:
+ * answered with the commit on a pipelined store (`PreparedRun.withCommit`), run at once elsewhere.
+ */
+export async function withCommit(db: Db, statement: Compilable<unknown>): Promise<void> {
+  const unit = unitConnectionOf(db);
+  if (unit) await unit.sendWithCommit(statement.compile());
+  else await db.executeQuery(statement.compile());
 }

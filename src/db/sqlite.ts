@@ -219,6 +219,7 @@ export function sqliteDialect(config: SqliteConfig): StoreDialect {
     // SQLite compares text with BINARY unless told otherwise.
     text: 'text',
     skipLocked: false,
+    pipelined: false,
     analyze: analyzeWithoutSamples,
   };
 }

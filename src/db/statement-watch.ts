@@ -1,7 +1,12 @@
 import type { CompiledQuery } from 'kysely';
 
-/** Told of every statement the database ran for the application, with its time in seconds. */
-export type StatementListener = (query: CompiledQuery, seconds: number) => void;
+/**
+ * Told of every statement the database ran for the application, with its time in seconds, and
+ * whether it went out while no other statement of its connection was on the way: a round trip
+ * of its own (PostgreSQL sends statements that do not wait for each other together; see
+ * guarded-driver.ts). Every statement of SQLite's in-process connection is its own.
+ */
+export type StatementListener = (query: CompiledQuery, seconds: number, roundTrip: boolean) => void;
 
 /**
  * The listeners of one store's statements (the metrics' query timing, the tests' statement
@@ -24,7 +29,7 @@ export class StatementWatch {
     };
   }
 
-  report(query: CompiledQuery, seconds: number): void {
-    for (const listener of this.#listeners) listener(query, seconds);
+  report(query: CompiledQuery, seconds: number, roundTrip = true): void {
+    for (const listener of this.#listeners) listener(query, seconds, roundTrip);
   }
 }

@@ -1,7 +1,7 @@
 import type { Kysely, Transaction } from 'kysely';
 import type { Database } from './database.js';
 import type { Store, StoreDialect } from './dialect.js';
-import { markUnitRunning } from './direct-statement.js';
+import { markUnitRunning, type UnitConnection } from './direct-statement.js';
 
 /** What repositories take: the database, or the transaction of a unit of work. */
 export type Db = Kysely<Database> | Transaction<Database>;
@@ -44,11 +44,15 @@ const held = new WeakMap<Trx, Set<string>>();
 export async function holdLocks(trx: Trx, dialect: StoreDialect, locks: readonly Lock[]): Promise<void> {
   let keys = held.get(trx);
   if (!keys) held.set(trx, (keys = new Set()));
+  const taking: Promise<void>[] = [];
   for (const key of [...new Set(locks.map((l) => l.key))].sort()) {
     if (keys.has(key)) continue;
-    await dialect.lockKey(trx, key);
+    // Sent in key order without waiting in between: the database takes them in that order (on
+    // PostgreSQL, pipelined, they share a round trip).
+    taking.push(dialect.lockKey(trx, key));
     keys.add(key);
   }
+  await Promise.all(taking);
 }
 
 /**
@@ -66,11 +70,23 @@ export function inUnitOfWork<T>(
 ): Promise<T> {
   return store.db.transaction().execute(async (trx) => {
     const lock: LockMore = (more) => holdLocks(trx, store.dialect, more);
-    // Its compiled statements may run directly while the work runs (db/direct-statement.ts).
-    markUnitRunning(trx, true);
+    // Its compiled statements may run directly while the work runs (db/direct-statement.ts); on
+    // a pipelined store, on the transaction's connection, several at once.
+    const connection = store.dialect.pipelined ? await trx.getExecutor().provideConnection(async (c) => c as unknown as UnitConnection) : undefined;
+    markUnitRunning(trx, true, connection);
     try {
-      await lock(locks);
-      const result = await work(trx, lock);
+      // The work's first statements go out behind the locks without waiting for them: the
+      // database runs them once it holds the locks, and if a lock fails, they fail with it.
+      const locked = lock(locks);
+      locked.catch(() => {});
+      let result: T;
+      try {
+        result = await work(trx, lock);
+      } catch (err) {
+        await locked; // a lock's failure is the reason, if there was one
+        throw err;
+      }
+      await locked;
       await alsoCommit?.(trx, result);
       return result;
     } finally {

@@ -83,19 +83,31 @@ export function createCardService(
   /**
    * A MYO card's write changes its owner's list, and what the owner's family shows (the library
    * and groups hold every member's MYO cards). The owner's lock keeps the membership still
-   * until the write commits (families/service.ts takes it to move a user).
+   * until the write commits (families/service.ts takes it to move a user), so the owner's family
+   * (`familyId`, read with the card's first statements) is the one the write changes.
+   *
+   * `written` is the card's own write, sent just before: the counters' bump goes out with it
+   * (after it: its row locks are the unit's last but the event's), and the event with the commit.
    */
-  async function ownerChanged(trx: Trx, userId: string, change: { kind: 'card.created' | 'card.changed' | 'card.deleted'; cardId: string; version: number }): Promise<void> {
-    const familyId = await familyIdOfUser(trx, userId);
-    await bumpCounters(trx, [scopes.cards(userId), ...(familyId ? [scopes.family(familyId)] : [])]);
+  async function ownerChanged<W>(
+    trx: Trx,
+    userId: string,
+    familyId: string | undefined,
+    written: Promise<W>,
+    change: (written: W) => { kind: 'card.created' | 'card.changed' | 'card.deleted'; cardId: string; version: number } | undefined,
+  ): Promise<W> {
+    const [result] = await Promise.all([written, bumpCounters(trx, [scopes.cards(userId), ...(familyId ? [scopes.family(familyId)] : [])])]);
+    const changed = change(result);
+    if (!changed) return result;
     // The family sees its members' MYO cards (its library and groups); a user without one alone.
     await publish(trx, store.dialect, {
-      kind: change.kind,
+      kind: changed.kind,
       audience: familyId ? { familyId } : { userId },
-      ids: { cardId: change.cardId, userId },
-      read: `/content/${change.cardId}`,
-      tag: cardTag(change.cardId, change.version),
+      ids: { cardId: changed.cardId, userId },
+      read: `/content/${changed.cardId}`,
+      tag: cardTag(changed.cardId, changed.version),
     });
+    return result;
   }
 
   /** The card (or its head) if `userId` may read it; a refusal is a not-found, as a missing card. */
@@ -110,15 +122,16 @@ export function createCardService(
       store,
       [userLock(userId)],
       async (trx) => {
+        const familyId = await familyIdOfUser(trx, userId);
         for (let attempt = 0; attempt < MAX_ID_ATTEMPTS; attempt++) {
           const doc = buildCardDoc(input, { cardId: newCardId(), userId, createdAt: at, updatedAt: at, deleted: false });
           await fillTracks(trx, doc);
           const row = cardRow(doc, 'myo');
           // 62^5 ids: a collision is rare, and the primary key catches it; then draw again.
-          if (await repo.insertCard(trx, row)) {
-            await ownerChanged(trx, userId, { kind: 'card.created', cardId: doc.cardId, version: 1 });
-            return { created: true, card: wrapRaw('card', asRawJson(row.doc)), tag: cardTag(doc.cardId, 1) };
-          }
+          const inserted = await ownerChanged(trx, userId, familyId, repo.insertCard(trx, row), (ok) =>
+            ok ? { kind: 'card.created', cardId: doc.cardId, version: 1 } : undefined,
+          );
+          if (inserted) return { created: true, card: wrapRaw('card', asRawJson(row.doc)), tag: cardTag(doc.cardId, 1) };
         }
         throw new Error('could not find a free card id');
       },
@@ -165,7 +178,7 @@ export function createCardService(
         store,
         [userLock(userId)],
         async (trx) => {
-          const card = await findCard(trx, cardId);
+          const [card, familyId] = await Promise.all([findCard(trx, cardId), familyIdOfUser(trx, userId)]);
           if (!card || card.origin !== 'myo' || card.user_id !== userId) throw notFound(`card ${cardId}`);
           if (card.deleted === 1) throw badRequest(`card ${cardId} is deleted and cannot be updated`);
           // Read under the owner's lock: no other write of this card can come between.
@@ -179,8 +192,7 @@ export function createCardService(
           });
           await fillTracks(trx, doc);
           const row = cardRow(doc, 'myo');
-          const version = await repo.updateCard(trx, cardId, row);
-          await ownerChanged(trx, userId, { kind: 'card.changed', cardId, version });
+          const version = await ownerChanged(trx, userId, familyId, repo.updateCard(trx, cardId, row), (v) => ({ kind: 'card.changed', cardId, version: v }));
           return { created: false, card: wrapRaw('card', row.doc), tag: cardTag(cardId, version) };
         },
         alsoCommit,
@@ -189,13 +201,12 @@ export function createCardService(
 
     async remove(userId, cardId) {
       await inUnitOfWork(store, [userLock(userId)], async (trx) => {
-        const card = await findCard(trx, cardId);
+        const [card, familyId] = await Promise.all([findCard(trx, cardId), familyIdOfUser(trx, userId)]);
         if (!card || card.origin !== 'myo' || card.user_id !== userId) throw notFound(`card ${cardId}`);
         if (card.deleted === 1) return;
         const doc = JSON.parse(card.doc) as CardDoc;
         const row = cardRow({ ...doc, deleted: true, updatedAt: now() }, 'myo');
-        const version = await repo.updateCard(trx, cardId, row);
-        await ownerChanged(trx, userId, { kind: 'card.deleted', cardId, version });
+        await ownerChanged(trx, userId, familyId, repo.updateCard(trx, cardId, row), (version) => ({ kind: 'card.deleted', cardId, version }));
       });
     },
 

@@ -162,7 +162,8 @@ export async function addEvent(
   at: string,
   details: Record<string, unknown> = {},
 ): Promise<void> {
-  await insertEvent(db, familyId, type, at, JSON.stringify(details));
+  // Nothing reads it back in the write: answered with the commit (db/prepared.ts).
+  await insertEvent.withCommit(db, familyId, type, at, JSON.stringify(details));
 }
 
 const insertEvent = preparedStatement(

@@ -1,7 +1,7 @@
 import type { Insertable } from 'kysely';
 import type { GroupRow, LibraryGroupsTable } from '../../db/database.js';
 import { countersOf, selectCounters, type FamilyScope } from '../../db/change-counters.js';
-import { preparedPerShape, preparedStatement } from '../../db/prepared.js';
+import { preparedPerShape, preparedStatement, withCommit } from '../../db/prepared.js';
 import type { Db } from '../../db/unit-of-work.js';
 
 /** A family's group; another family's group is not found, like a missing one. */
@@ -70,8 +70,9 @@ export async function countGroups(db: Db, familyId: string): Promise<number> {
   return Number(row?.n ?? 0);
 }
 
+/** Answered with the unit of work's commit (db/prepared.ts): the write reads nothing of it back. */
 export async function insertGroup(db: Db, row: Insertable<LibraryGroupsTable>): Promise<void> {
-  await db.insertInto('library_groups').values(row).execute();
+  await withCommit(db, db.insertInto('library_groups').values(row));
 }
 
 export async function updateGroup(
@@ -79,7 +80,8 @@ export async function updateGroup(
   groupId: string,
   changes: Pick<GroupRow, 'name' | 'image_id' | 'items' | 'last_modified_at'>,
 ): Promise<void> {
-  await update(db, changes.name, changes.image_id, changes.items, changes.last_modified_at, groupId);
+  // Under the family's lock the group is there (found first): answered with the commit.
+  await update.withCommit(db, changes.name, changes.image_id, changes.items, changes.last_modified_at, groupId);
 }
 
 const update = preparedStatement(

@@ -1,6 +1,6 @@
 import type { Config } from '../../config.js';
 import type { GroupRow } from '../../db/database.js';
-import { bumpCounters, familyScope, readCounters, scopes, type FamilyScope } from '../../db/change-counters.js';
+import { bumpCounters, bumpCountersWithCommit, familyScope, readCounters, scopes, type FamilyScope } from '../../db/change-counters.js';
 import type { Store } from '../../db/dialect.js';
 import { requireMatch, type Precondition, type TaggedRead, type Tagger } from '../../shared/entity-tag.js';
 import { familyLock, inUnitOfWork, type CommitStep, type Db, type Trx } from '../../db/unit-of-work.js';
@@ -68,10 +68,6 @@ export function createGroupService(
    * does, but If-Match compares the group's own part (shared/entity-tag.ts), so a PUT is
    * refused only when the group itself changed.
    */
-  async function groupTag(from: Db, familyId: string, groupId: string, version: number): Promise<string> {
-    return groupTagOf(familyId, groupId, version, await readCounters(from, GROUP_SCOPES.map((kind) => familyScope(kind, familyId))));
-  }
-
   const groupTagOf = (familyId: string, groupId: string, version: number, counters: number[]): string =>
     tagger.tag(['group', familyId, groupId, version], counters);
 
@@ -169,9 +165,15 @@ export function createGroupService(
         store,
         [familyLock(familyId)],
         async (trx) => {
-          checkGroupLimit(await repo.countGroups(trx, familyId));
           const at = now();
-          const cleaned = await cleanItems(trx, familyId, body.items ?? [], [], at);
+          // Read together, behind the lock: the count, the items' cards, the counters of the tag
+          // (the family's and the catalogue's, which this write does not change).
+          const [count, cleaned, counters] = await Promise.all([
+            repo.countGroups(trx, familyId),
+            cleanItems(trx, familyId, body.items ?? [], [], at),
+            readCounters(trx, GROUP_SCOPES.map((kind) => familyScope(kind, familyId))),
+          ]);
+          checkGroupLimit(count);
           const group: GroupRow = {
             version: 1,
             group_id: newHexId(),
@@ -182,10 +184,11 @@ export function createGroupService(
             created_at: at,
             last_modified_at: at,
           };
+          // The writes need none of their answers: all go out with the commit.
+          const tag = groupTagOf(familyId, group.group_id, 1, counters);
           await repo.insertGroup(trx, group);
           await families.recordEvent(trx, familyId, 'group-created', at, { groupId: group.group_id, name });
-          await bumpCounters(trx, [scopes.groups(familyId)]);
-          const tag = await groupTag(trx, familyId, group.group_id, 1);
+          await bumpCountersWithCommit(trx, [scopes.groups(familyId)]);
           await publishGroup(trx, 'group.created', familyId, group.group_id, tag);
           // Rendered from the documents read in this transaction: it reads nothing more.
           return { group: await renderOne(group, cleaned.docs), tag };
@@ -215,20 +218,23 @@ export function createGroupService(
       const name = body.name === undefined ? undefined : cleanGroupName(body.name);
       // Serialised with the family's other group writes, so two PUTs never mix their bodies.
       const { row, docs, tag } = await inUnitOfWork(store, [familyLock(familyId)], async (trx) => {
-        const current = await repo.findGroup(trx, familyId, groupId);
+        // Read together, behind the lock: no other group write comes between the check and the
+        // update. The counters are read before the items' cards: the new tag below names them
+        // too, so it is never newer than what the answer shows (a card written meanwhile makes
+        // the next read's tag differ, and the client fetches again).
+        const [current, counters, held] = await Promise.all([
+          repo.findGroup(trx, familyId, groupId),
+          readCounters(trx, GROUP_SCOPES.map((kind) => familyScope(kind, familyId))),
+          body.items === undefined ? undefined : heldDocs(trx, familyId, body.items.map((i) => i.contentId)),
+        ]);
         if (!current) throw missing(groupId);
-        // Under the family's lock: no other group write comes between the check and the update.
-        // The counters are read once, before the items' cards: the new tag below names them too,
-        // so it is never newer than what the answer shows (a card written meanwhile makes the
-        // next read's tag differ, and the client fetches again).
-        const counters = await readCounters(trx, GROUP_SCOPES.map((kind) => familyScope(kind, familyId)));
         requireMatch(precondition, groupTagOf(familyId, groupId, current.version, counters), `group ${groupId}`);
         const at = modificationTime(current.last_modified_at, now());
         // Items left out keep theirs, rendered from a fresh read of their cards.
         const cleaned =
-          body.items === undefined
+          body.items === undefined || held === undefined
             ? undefined
-            : await cleanItems(trx, familyId, body.items, JSON.parse(current.items) as Item[], at);
+            : { items: cleanGroupItems(body.items, held, JSON.parse(current.items) as Item[], at), docs: held };
         const next: GroupRow = {
           ...current,
           name: name ?? current.name,
@@ -237,9 +243,10 @@ export function createGroupService(
           last_modified_at: at,
           version: current.version + 1,
         };
+        // The writes need none of their answers: all go out with the commit.
         await repo.updateGroup(trx, groupId, next);
         await families.recordEvent(trx, familyId, 'group-updated', at, { groupId, name: next.name });
-        await bumpCounters(trx, [scopes.groups(familyId)]);
+        await bumpCountersWithCommit(trx, [scopes.groups(familyId)]);
         const tag = groupTagOf(familyId, groupId, next.version, counters);
         await publishGroup(trx, 'group.changed', familyId, groupId, tag);
         return { row: next, docs: cleaned?.docs, tag };

@@ -110,8 +110,11 @@ export function createLibraryService(
           const row = newLibraryRecord(familyId, cardId, userId, at);
           if (await repo.insertRecordIfAbsent(trx, row)) {
             await families.recordEvent(trx, familyId, 'card-added', at, { cardId, userId });
-            await bumpCounters(trx, [scopes.family(familyId)]);
-            await publishLibraryChanges(trx, store, tagger, [{ kind: 'library.added', familyId, cardId, recordId: row.record_id }]);
+            // The event's tag reads the counters after the bump, in the same round trip.
+            await Promise.all([
+              bumpCounters(trx, [scopes.family(familyId)]),
+              publishLibraryChanges(trx, store, tagger, [{ kind: 'library.added', familyId, cardId, recordId: row.record_id }]),
+            ]);
             return { created: true, record: recordView(row) };
           }
           const existing = await repo.findRecord(trx, familyId, cardId);

@@ -47,13 +47,22 @@ export function createWishlistService(store: Store, tagger: Tagger): WishlistSer
   const listTagOf = (userId: string, version: number): string => tagger.tag(['wishlists', userId, version]);
 
   /**
-   * The last statements of a wishlist write: the owner's list counter bumped, and the live event,
+   * The last statements of a wishlist write (`written`, just sent): the owner's list counter
+   * bumped, and the live event,
    * to the owner alone, naming the list's new tag (as `format=raw` answers it; other formats sign
    * media URLs for the reader and add to the tag), which the bump gives.
    */
-  async function recordChange(trx: Trx, kind: 'wishlist.created' | 'wishlist.changed' | 'wishlist.deleted', userId: string, wishlistId: string): Promise<void> {
+  async function recordChange<W>(
+    trx: Trx,
+    written: Promise<W>,
+    kind: 'wishlist.created' | 'wishlist.changed' | 'wishlist.deleted',
+    userId: string,
+    wishlistId: string,
+  ): Promise<W> {
     const scope = scopes.wishlists(userId);
-    const version = (await bumpCounters(trx, [scope])).get(scope) ?? 0;
+    // The bump goes out with the write it follows; the event, with the commit.
+    const [result, bumped] = await Promise.all([written, bumpCounters(trx, [scope])]);
+    const version = bumped.get(scope) ?? 0;
     await publish(trx, store.dialect, {
       kind,
       audience: { userId },
@@ -61,6 +70,7 @@ export function createWishlistService(store: Store, tagger: Tagger): WishlistSer
       read: '/wishlists',
       tag: listTagOf(userId, version),
     });
+    return result;
   }
 
   return {
@@ -77,7 +87,7 @@ export function createWishlistService(store: Store, tagger: Tagger): WishlistSer
         async (trx) => {
           checkWishlistLimit(await repo.countByUser(trx, userId));
           const at = now();
-          await repo.insertWishlist(trx, {
+          const inserted = repo.insertWishlist(trx, {
             wishlist_id: ids.wishlistId,
             share_id: ids.shareId,
             user_id: userId,
@@ -86,7 +96,7 @@ export function createWishlistService(store: Store, tagger: Tagger): WishlistSer
             created_at: at,
             updated_at: at,
           });
-          await recordChange(trx, 'wishlist.created', userId, ids.wishlistId);
+          await recordChange(trx, inserted, 'wishlist.created', userId, ids.wishlistId);
           return { wishlist: json, tag: wishlistTag(ids.wishlistId, 1) };
         },
         alsoCommit,
@@ -105,9 +115,8 @@ export function createWishlistService(store: Store, tagger: Tagger): WishlistSer
         const name = sentName === undefined ? current.name : sentName;
         const json = renderWishlist(content, { shareId: current.share_id, userId, wishlistId, name });
         checkWishlistSize(json);
-        const version = await repo.updateWishlist(trx, userId, wishlistId, { content, name }, now());
+        const version = await recordChange(trx, repo.updateWishlist(trx, userId, wishlistId, { content, name }, now()), 'wishlist.changed', userId, wishlistId);
         if (version === undefined) throw missing(wishlistId);
-        await recordChange(trx, 'wishlist.changed', userId, wishlistId);
         return { wishlist: json, tag: wishlistTag(wishlistId, version) };
       });
     },
@@ -142,8 +151,8 @@ export function createWishlistService(store: Store, tagger: Tagger): WishlistSer
 
     async remove(userId, wishlistId) {
       await inUnitOfWork(store, [], async (trx) => {
-        if (!(await repo.deleteOwned(trx, userId, wishlistId))) throw missing(wishlistId);
-        await recordChange(trx, 'wishlist.deleted', userId, wishlistId);
+        // A wishlist not found rolls the bump and the event back with the rest.
+        if (!(await recordChange(trx, repo.deleteOwned(trx, userId, wishlistId), 'wishlist.deleted', userId, wishlistId))) throw missing(wishlistId);
       });
     },
 
