@@ -94,9 +94,14 @@ export interface Fixtures {
   cardBody: unknown;
   /** Tokens of users with no wishlists, for the wishlist creates (10 each at most). */
   freshUsers: string[];
+  /** Users in no family, each writing cards of their own (card-create-spread). */
+  spreadWriters: string[];
   runTag: string;
   mint(sub: string, scope?: string): Promise<string>;
 }
+
+/** How many users write at once in card-create-spread: as many families as the issue's measure. */
+const SPREAD_WRITERS = 16;
 
 export async function makeFixtures(base: string, config: Readonly<Config>): Promise<Fixtures> {
   if (config.auth.mode !== 'local') throw new Error('the benchmark signs its tokens with the local issuer');
@@ -194,6 +199,7 @@ export async function makeFixtures(base: string, config: Readonly<Config>): Prom
     cardWriter: tPartner,
     cardBody: cardBody('Bench new card', 3, 2),
     freshUsers: [],
+    spreadWriters: await Promise.all(Array.from({ length: SPREAD_WRITERS }, (_, i) => mint(user(`spread-${i}`)))),
     runTag,
     mint,
   };

@@ -6,6 +6,7 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import type { Measured } from './load.js';
+import type { LockWaits } from './lock-waits.js';
 import { log } from './log.js';
 import type { Options, StoreName } from './options.js';
 import { benchDir, rootDir } from './paths.js';
@@ -40,6 +41,8 @@ export interface ScenarioResult {
   rssMB: number;
   /** With --cpu-prof: the server's profile over the measured load. */
   profile?: Summary;
+  /** A write on PostgreSQL: how often a lock request was waiting (bench/lock-waits.ts). */
+  lockWaits?: LockWaits;
 }
 
 export interface StoreResult {

@@ -4,6 +4,7 @@
  */
 import { exchange, type Captured, type Ceiling } from './ceiling.js';
 import { mintFreshUsers, type Fixtures } from './fixtures.js';
+import { lockWaitsText, sampleLockWaits, type LockWaits } from './lock-waits.js';
 import { measure, type Measured, type Watched } from './load.js';
 import { log } from './log.js';
 import type { Options } from './options.js';
@@ -46,6 +47,8 @@ export async function prepareScenario(opts: Options, server: Server, f: Fixtures
       return token;
     };
     await mintFreshUsers(f, 2000);
+  } else if (s.tokens) {
+    tokenFor = cycling(s.tokens);
   }
 
   const firstToken = tokenFor ? tokenFor() : s.token;
@@ -64,16 +67,16 @@ export async function prepareScenario(opts: Options, server: Server, f: Fixtures
     tokenFor,
     // The ceiling serves the same requests: with per-request tokens too (that costs the load
     // generator the same), cycling over the users minted so far.
-    ceilingTokens: tokenFor ? cycling(f.freshUsers) : undefined,
+    ceilingTokens: s.tokens ? cycling(s.tokens) : tokenFor ? cycling(f.freshUsers) : undefined,
     async mintFor(ceilingRps) {
-      if (!tokenFor) return;
+      if (!tokenFor || s.tokens) return;
       // Cardshelf cannot create faster than the ceiling answers: its count, with a margin, bounds
       // the creates, and so the users needed.
       const bound = Math.ceil(((ceilingRps * (opts.warmup + opts.duration)) / WISHLISTS_PER_USER) * 1.5) + 50;
       await mintFreshUsers(f, bound + Math.ceil(creates / WISHLISTS_PER_USER));
     },
     check(mine) {
-      if (tokenFor && creates > f.freshUsers.length * WISHLISTS_PER_USER) {
+      if (tokenFor && !s.tokens && creates > f.freshUsers.length * WISHLISTS_PER_USER) {
         mine.non2xx = Math.max(mine.non2xx, 1);
         log(`${s.name}: more creates than minted users could make; some were refused`);
       }
@@ -97,16 +100,19 @@ export async function measureServer(
   ceiling: Ceiling,
   p: Prepared,
   ceilingRps: number,
-): Promise<{ mine: Measured; profile: Summary | undefined }> {
+): Promise<{ mine: Measured; profile: Summary | undefined; lockWaits: LockWaits | undefined }> {
   const serverPids = await processTree(server.child.pid as number);
   const watch: Watched = { target: serverPids, others: [process.pid, ceiling.pid] };
   await p.mintFor(ceilingRps);
   if (opts.warmup > 0) await measure(opts, server.port, p.s, opts.warmup, watch, p.tokenFor);
   const profiling = server.profileDir ? await startProfiles(serverPids, server.profileDir) : undefined;
+  const sampling = p.s.kind === 'write' && server.databaseUrl ? await sampleLockWaits(server.databaseUrl) : undefined;
   const mine = await measure(opts, server.port, p.s, opts.duration, watch, p.tokenFor);
+  const lockWaits = await sampling?.stop();
   const profile = profiling ? await profiling.stop() : undefined;
   p.check(mine);
-  return { mine, profile };
+  if (lockWaits) log(`${p.s.name}: ${lockWaitsText(lockWaits)}`);
+  return { mine, profile, lockWaits };
 }
 
 export async function runScenario(
@@ -118,7 +124,8 @@ export async function runScenario(
 ): Promise<ScenarioResult> {
   const p = await prepareScenario(opts, server, f, s);
   const ceil = await measureCeiling(opts, ceiling, server, p);
-  const { mine, profile } = await measureServer(opts, server, ceiling, p, ceil.rps);
+  const { mine, profile, lockWaits } = await measureServer(opts, server, ceiling, p, ceil.rps);
+  const note = [s.note, lockWaits && lockWaitsText(lockWaits)].filter(Boolean).join('; ');
   const ratio = ceil.rps > 0 ? mine.rps / ceil.rps : 0;
   const { rssMB } = await memoryOf(server.child.pid as number);
   return {
@@ -127,7 +134,8 @@ export async function runScenario(
     request: `${s.method} ${s.route ?? s.path}`,
     status: p.captured.status,
     responseBytes: p.captured.body.length,
-    ...(s.note ? { note: s.note } : {}),
+    ...(note ? { note } : {}),
+    ...(lockWaits ? { lockWaits } : {}),
     ceiling: ceil,
     cardshelf: mine,
     ratio: Math.round(ratio * 1000) / 1000,

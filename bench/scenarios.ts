@@ -21,6 +21,8 @@ export interface Scenario {
   status?: number;
   /** Every answer after the first is a replay (Idempotent-Replayed), checked before the run. */
   replays?: boolean;
+  /** Requests take these tokens in turn (several writers at once), instead of `token`. */
+  tokens?: string[];
   note?: string;
 }
 
@@ -118,6 +120,18 @@ export function scenarios(f: Fixtures): Scenario[] {
       token: f.cardWriter,
       body: JSON.stringify(f.cardBody),
       note: "a MYO card of 3 chapters of 2 tracks, by a member of the list-50 user's family: each request a new card",
+    },
+    // Issue 37: the same write spread over many ordering domains (families) at once.
+    {
+      name: 'card-create-spread',
+      kind: 'write',
+      method: 'POST',
+      path: '/content',
+      target: {},
+      token: f.spreadWriters[0] as string,
+      tokens: f.spreadWriters,
+      body: JSON.stringify(f.cardBody),
+      note: `card-create by ${f.spreadWriters.length} users in no family (an event ordering domain each), the requests taking turns: compare its rate with card-create's single writer`,
     },
   ];
 }

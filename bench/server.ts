@@ -51,6 +51,8 @@ export interface Server {
   base: string;
   port: number;
   stderr: string[];
+  /** The server's database on PostgreSQL (lock waits are sampled there). */
+  databaseUrl: string | undefined;
   stop(): Promise<void>;
 }
 
@@ -100,6 +102,7 @@ export async function startServer(
     base,
     port,
     stderr,
+    databaseUrl: env.DATABASE_URL,
     async stop() {
       if (exited) return;
       const done = once(child, 'exit');
