@@ -237,7 +237,6 @@ async function registerResources(
   await app.register(deviceRoutes, { devices });
   // Live events: streams end before the server closes (clients reconnect to another instance).
   const hub = createEventHub(store, config.events, {
-    postgres: config.database.kind === 'postgres' ? config.database : undefined,
     log: app.log,
     principalStands,
   });

@@ -46,7 +46,7 @@ async function openHub(): Promise<{ store: Store; hub: EventHub }> {
   const config = loadConfig({ DATA_DIR: dir, LOG_LEVEL: 'silent', EVENTS_HEARTBEAT_SECONDS: '60' });
   store = openStore(config.database);
   await migrateToLatest(store);
-  hub = createEventHub(store, config.events, { postgres: undefined, log: { warn: () => {} }, principalStands: async () => true });
+  hub = createEventHub(store, config.events, { log: { warn: () => {} }, principalStands: async () => true });
   return { store, hub };
 }
 

@@ -26,6 +26,19 @@ export interface StoreDialect {
    * one `lockKey` takes for that text.
    */
   lockKeyExpression(key: Expression<string>): RawBuilder<unknown> | undefined;
+  /**
+   * An expression that, evaluated by a statement, has the database wake `channel`'s wakers
+   * (`wakeOnCommit`) on every instance when the statement's transaction commits (PostgreSQL's
+   * pg_notify, sent at commit); undefined where there is none (SQLite: its wakers poll).
+   */
+  notifyOnCommit(channel: string): RawBuilder<unknown> | undefined;
+  /**
+   * Calls `wake` soon after a transaction that notified `channel` commits, on any instance:
+   * PostgreSQL listens on a connection of its own, and wakes too each time it starts listening
+   * (what was sent before was not heard); SQLite polls every `pollMs`, and wakes after each of
+   * this process's commits. A wake may find nothing new: the caller reads what it follows.
+   */
+  wakeOnCommit(channel: string, wake: () => void, opts: { pollMs: number; onError: (err: unknown) => void }): Waker;
   /** Turns a column definition into an auto-incrementing integer primary key. */
   autoIncrementPrimaryKey(col: ColumnDefinitionBuilder): ColumnDefinitionBuilder;
   /**
@@ -57,6 +70,11 @@ export interface StoreDialect {
   watchStatements(listener: StatementListener): () => void;
   /** The connection pool's use, where there is one (PostgreSQL), for the metrics. */
   poolStats?(): PoolStats;
+}
+
+/** What `wakeOnCommit` started, until closed. */
+export interface Waker {
+  close(): Promise<void>;
 }
 
 export interface PoolStats {

@@ -23,6 +23,8 @@ export interface DriverGuardOptions {
   reconnectWindowMs: number;
   /** Told of every statement that succeeded, with its time (metrics, statement counts). */
   statements?: StatementWatch;
+  /** Called after each transaction that committed (SQLite's wakers, dialect.ts `wakeOnCommit`). */
+  committed?: () => void;
   /**
    * The inner driver's connections send a statement at once even while others are on the way,
    * answered in order (node-postgres's pipeline mode). A transaction's `begin` then goes out
@@ -169,6 +171,7 @@ export class GuardedDriver implements Driver {
     } catch (err) {
       throw mapped(err);
     }
+    this.options.committed?.();
   }
 
   async rollbackTransaction(connection: DatabaseConnection): Promise<void> {

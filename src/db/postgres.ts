@@ -6,6 +6,7 @@ import type { Database } from './database.js';
 import type { StoreDialect } from './dialect.js';
 import { asUnavailable } from './errors.js';
 import { GuardedDriver } from './guarded-driver.js';
+import { listenForNotifications } from './notify-listener.js';
 import { pgDriver } from './pg-driver.js';
 import { preparedStatement } from './prepared.js';
 import { StatementWatch } from './statement-watch.js';
@@ -150,6 +151,9 @@ export function postgresDialect(config: PostgresConfig): StoreDialect {
       await lockById(trx, advisoryLockId(key));
     },
     lockKeyExpression: lockExpression,
+    notifyOnCommit: (channel) => sql`pg_notify(${channel}, '')`,
+    wakeOnCommit: (channel, wake, { onError }) =>
+      listenForNotifications(config, channel, { onNotify: wake, onListening: wake, onError }),
     // `by default` rather than `always`: rows copied from another database keep their ids.
     autoIncrementPrimaryKey: (col) => col.generatedByDefaultAsIdentity().primaryKey(),
     // The database's default collation may be linguistic (en_US ignores punctuation, mixes case);

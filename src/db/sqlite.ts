@@ -1,3 +1,4 @@
+import { EventEmitter } from 'node:events';
 import fs from 'node:fs';
 import path from 'node:path';
 import SQLite from 'better-sqlite3';
@@ -30,6 +31,7 @@ class ImmediateSqliteDialect extends SqliteDialect {
   constructor(
     private readonly file: SqliteFile,
     private readonly statements: StatementWatch,
+    private readonly committed: () => void,
   ) {
     super({ database: file.database });
   }
@@ -45,6 +47,7 @@ class ImmediateSqliteDialect extends SqliteDialect {
     this.guarded = new GuardedDriver(driver, {
       reconnectWindowMs: 0,
       checkWritable: () => this.file.checkInPlace(),
+      committed: this.committed,
       statements: this.statements,
     });
     return this.guarded;
@@ -208,13 +211,29 @@ function keepPreparedStatements(sqlite: SQLite.Database, max = 500): SQLite.Data
 
 export function sqliteDialect(config: SqliteConfig): StoreDialect {
   const statements = new StatementWatch();
+  /** This process's commits, for its wakers (another process's are found by their poll). */
+  const commits = new EventEmitter();
+  commits.setMaxListeners(0);
   return {
     name: 'sqlite',
-    createKysely: () => new Kysely<Database>({ dialect: new ImmediateSqliteDialect(openSqlite(config), statements) }),
+    createKysely: () =>
+      new Kysely<Database>({ dialect: new ImmediateSqliteDialect(openSqlite(config), statements, () => commits.emit('commit')) }),
     watchStatements: (listener) => statements.add(listener),
     // `begin immediate` already holds the database-wide write lock.
     lockKey: async () => {},
     lockKeyExpression: () => undefined,
+    notifyOnCommit: () => undefined,
+    wakeOnCommit: (_channel, wake, { pollMs }) => {
+      const poll = setInterval(wake, pollMs);
+      poll.unref();
+      commits.on('commit', wake);
+      return {
+        close: async () => {
+          clearInterval(poll);
+          commits.off('commit', wake);
+        },
+      };
+    },
     autoIncrementPrimaryKey: (col) => col.primaryKey().autoIncrement(),
     // SQLite compares text with BINARY unless told otherwise.
     text: 'text',

@@ -2,13 +2,11 @@ import pLimit from 'p-limit';
 import type { Principal } from '../../auth/principal.js';
 import type { PrincipalStands } from '../../auth/principal-stands.js';
 import type { EventsConfig } from '../../config.js';
-import type { PostgresConfig } from '../../db/config.js';
-import type { Store } from '../../db/dialect.js';
-import { listenForNotifications, type NotifyListener } from '../../db/notify-listener.js';
+import type { Store, Waker } from '../../db/dialect.js';
 import { inUnitOfWork } from '../../db/unit-of-work.js';
 import { AppError } from '../../shared/errors.js';
 import { createLogFollower } from './log-follower.js';
-import { EVENTS_CHANNEL, localPublications } from './publish.js';
+import { EVENTS_CHANNEL } from './publish.js';
 import * as repo from './repository.js';
 import type { LoggedEvent, Reader } from './repository.js';
 import { revocationOf, shutsOut, type Revocation } from './revocations.js';
@@ -118,7 +116,6 @@ export function createEventHub(
   store: Store,
   config: EventsConfig,
   opts: {
-    postgres: PostgresConfig | undefined;
     log: { warn(obj: object, msg: string): void };
     /** Asked for each stream's principal at every heartbeat: a stream whose right is gone ends. */
     principalStands: PrincipalStands;
@@ -155,9 +152,8 @@ export function createEventHub(
   /** Set while the next read of the log waits (see `wake`). */
   let cooling: NodeJS.Timeout | undefined;
   let closing = false;
-  let listener: NotifyListener | undefined;
+  let waker: Waker | undefined;
   let heartbeat: NodeJS.Timeout | undefined;
-  let poll: NodeJS.Timeout | undefined;
 
   const index = (map: Map<string, Set<Stream>>, key: string | undefined, stream: Stream, add: boolean): void => {
     if (key === undefined) return;
@@ -367,24 +363,18 @@ export function createEventHub(
       void checkPrincipals();
     }, config.heartbeatMs);
     heartbeat.unref();
-    if (opts.postgres) {
-      listener ??= listenForNotifications(opts.postgres, EVENTS_CHANNEL, {
-        onNotify: wakeSoon,
-        // Notifications sent before it listened (or while it was down) are lost: the log has them.
-        onListening: wakeSoon,
-        onError: (err) => opts.log.warn({ err }, 'live events: the LISTEN connection failed; reconnecting'),
-      });
-    } else {
-      poll = setInterval(wakeSoon, config.pollMs);
-      poll.unref();
-    }
+    // Woken by the commits of publishing writes, on every instance (a wake with nothing new
+    // reads nothing); kept until the hub closes.
+    waker ??= store.dialect.wakeOnCommit(EVENTS_CHANNEL, wakeSoon, {
+      pollMs: config.pollMs,
+      onError: (err) => opts.log.warn({ err }, 'live events: the wake-up connection failed; reconnecting'),
+    });
   }
 
   function stopFollowing(): void {
     placed = undefined;
     clearInterval(heartbeat);
-    clearInterval(poll);
-    heartbeat = poll = undefined;
+    heartbeat = undefined;
   }
 
   async function prune(): Promise<void> {
@@ -396,9 +386,6 @@ export function createEventHub(
   }, Math.min(config.retentionMs, 60_000));
   pruner.unref();
 
-  // On PostgreSQL this instance's writes wake it by NOTIFY too, sent at commit; the local signal
-  // would only add a read of the log before the commit.
-  if (!opts.postgres) localPublications.on('published', wakeSoon);
 
   return {
     size: () => streams.size,
@@ -525,11 +512,10 @@ export function createEventHub(
       closing = true;
       followers.clear();
       clearInterval(pruner);
-      localPublications.off('published', wakeSoon);
       for (const stream of [...streams]) end(stream, 'server shutting down; reconnect');
       clearTimeout(cooling);
       stopFollowing();
-      await listener?.close();
+      await waker?.close();
     },
   };
 }

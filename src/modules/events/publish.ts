@@ -1,4 +1,3 @@
-import { EventEmitter } from 'node:events';
 import type { StoreDialect } from '../../db/dialect.js';
 import { holdLocks, userLock, type Trx } from '../../db/unit-of-work.js';
 import { now } from '../../shared/clock.js';
@@ -9,8 +8,8 @@ import { domainKeysOf, insertEvent } from './repository.js';
  * Publishing a live event (`GET /user/family/events`, issue 21). Any module calls `publish`
  * INSIDE the transaction of the write the event describes, as its LAST statements (after
  * `bumpCounters`): the event is a row of the log (table `live_events`) that commits with the
- * change or not at all, so the log is the truth; streams read it, and a notification only
- * wakes them.
+ * change or not at all, so the log is the truth; streams read it, and the commit only wakes
+ * them (the dialect's `wakeOnCommit`).
  *
  *   await bumpCounters(trx, [...]);
  *   await publish(trx, store.dialect, { kind: 'group.changed', audience: { familyId }, ids: { groupId }, read, tag });
@@ -24,8 +23,8 @@ import { domainKeysOf, insertEvent } from './repository.js';
  * reading of the log waits for the holes, log-follower.ts.) Domain locks are taken after every
  * other lock of the unit of work, several in the order of their keys, so they never close a
  * cycle of waits. A transaction that publishes to several audiences publishes them together
- * (`publishAll`), which takes their domains' locks in that order first. The notification that
- * wakes the other instances' streams is sent by PostgreSQL at commit.
+ * (`publishAll`), which takes their domains' locks in that order first. The insert also asks
+ * the database to wake every instance's streams at commit (`notifyOnCommit`).
  *
  * A user's own event belongs to the domain of the family they are in when it commits: it is
  * published under the user's lock (taken here unless the unit of work holds it), which every
@@ -46,15 +45,8 @@ export type Audience = { familyId: string } | { userId: string };
  */
 export type LiveEvent<K extends EventKind = EventKind> = { [Kind in K]: { audience: Audience } & EventData<Kind> }[K];
 
-/** The PostgreSQL channel that wakes every instance's streams (repository.ts notifies it). */
+/** The channel that wakes every instance's streams (repository.ts notifies it at commit). */
 export { EVENTS_CHANNEL } from './repository.js';
-
-/**
- * This process's publishers: fired after a publishing transaction had the chance to commit, it
- * wakes this process's streams at once (the log poll and LISTEN/NOTIFY reach the others).
- */
-export const localPublications = new EventEmitter();
-localPublications.setMaxListeners(0);
 
 export async function publish(trx: Trx, dialect: StoreDialect, event: LiveEvent): Promise<void> {
   await publishAll(trx, dialect, [event]);
@@ -84,6 +76,4 @@ export async function publishAll(trx: Trx, dialect: StoreDialect, events: readon
     // Answered with the commit (one round trip for both on PostgreSQL): nothing waits for its rows.
     await insertEvent.withCommit(trx, dialect, familyId, userId, kind, at, JSON.stringify({ kind, ids, read, tag, ...own }));
   }
-  // The unit of work commits in the promise jobs that follow; a macrotask later it has.
-  setImmediate(() => localPublications.emit('published'));
 }

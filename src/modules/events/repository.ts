@@ -42,9 +42,12 @@ export const insertEvent = preparedPerShape<StoreDialect, EventValues, unknown>(
     const text = (value: string | null) => sql<string>`cast(${value} as text)`;
     const family = sql<string>`coalesce(${text(family_id)}, (${familyIdOf(db, text(user_id))}))`;
     const domain = sql<string>`coalesce(${FAMILY_DOMAIN} || ${family}, ${USER_DOMAIN} || ${text(user_id)})`;
+    // Where the database takes neither a lock nor a notification in a statement (SQLite, whose
+    // writes are one at a time and whose wakers poll), the row alone.
     const lock = dialect.lockKeyExpression(domain);
-    if (!lock) return db.insertInto('live_events').values({ family_id, user_id, kind, at, data });
-    const ordered = db.selectNoFrom([lock.as('ordered'), sql`pg_notify(${EVENTS_CHANNEL}, '')`.as('woken')]).as('ordered');
+    const notify = dialect.notifyOnCommit(EVENTS_CHANNEL);
+    if (!lock || !notify) return db.insertInto('live_events').values({ family_id, user_id, kind, at, data });
+    const ordered = db.selectNoFrom([lock.as('ordered'), notify.as('woken')]).as('ordered');
     return db
       .insertInto('live_events')
       .columns(['family_id', 'user_id', 'kind', 'at', 'data'])
