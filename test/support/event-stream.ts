@@ -28,6 +28,9 @@ export interface EventStreamClient {
   errorBody(): Promise<any>;
 }
 
+/** How long an accepted stream may take to say it is connected before it is returned anyway. */
+const CONNECTED_WITHIN_MS = 15_000;
+
 export async function openEventStream(
   baseUrl: string,
   token: string,
@@ -84,6 +87,27 @@ export async function openEventStream(
     }
     notify();
   });
+
+  // The server sends the status before the hub places the stream; what commits in between is
+  // not the stream's (a new stream starts from now). A test that writes once this returns expects
+  // the stream to carry it: so an accepted stream is returned once the hub said `: connected`
+  // (or it ended first).
+  if (res.statusCode === 200) {
+    await new Promise<void>((resolve) => {
+      const check = (): void => {
+        if (!ended && !comments.includes('connected')) return;
+        clearTimeout(timer);
+        waiters.delete(check);
+        resolve();
+      };
+      const timer = setTimeout(() => {
+        waiters.delete(check);
+        resolve();
+      }, CONNECTED_WITHIN_MS);
+      waiters.add(check);
+      check();
+    });
+  }
 
   return {
     status: res.statusCode ?? 0,
