@@ -332,11 +332,15 @@ class GuardedConnection implements DatabaseConnection {
 
   /** `sending`, a statement just sent, counted on the way until it is answered. */
   sent<T>(sending: Promise<T>, query: CompiledQuery, started = performance.now()): Promise<T> {
-    const roundTrip = this.onTheWay++ === 0;
-    const answered = (): void => {
-      this.onTheWay--;
-    };
-    sending.then(answered, answered);
+    // Unpipelined (SQLite), every statement is a round trip of its own: nothing to count.
+    let roundTrip = true;
+    if (this.driver.pipelined) {
+      roundTrip = this.onTheWay++ === 0;
+      const answered = (): void => {
+        this.onTheWay--;
+      };
+      sending.then(answered, answered);
+    }
     const watch = this.driver.statements;
     if (!watch?.active) return sending;
     return sending.then((result) => {
