@@ -3,6 +3,16 @@ import { directStatementOf, unitConnectionOf } from './direct-statement.js';
 import type { Db } from './unit-of-work.js';
 
 /**
+ * A kept statement: run on the database or a unit of work's transaction, it answers its rows.
+ * `withCommit` sends it as a unit of work's last word, answered with the commit (on PostgreSQL
+ * one round trip for both; its failure fails the commit): for a statement whose rows the work
+ * does not need, such as the live event (modules/events/publish.ts).
+ */
+export type PreparedRun<A extends unknown[], R> = ((db: Db, ...args: A) => Promise<R[]>) & {
+  withCommit(db: Db, ...args: A): Promise<void>;
+};
+
+/**
  * A query of the hottest reads, built and compiled by Kysely once instead of on every request
  * (building freezes and visits a tree of nodes, compiling walks it again: a good part of a small
  * read's CPU). `build` receives stand-ins for its arguments and uses them where values go; the
@@ -13,16 +23,6 @@ import type { Db } from './unit-of-work.js';
  * Only for queries whose shape does not depend on the arguments (no `in` lists of varying length,
  * no optional clauses): a shape that varies needs one prepared query per shape.
  */
-/**
- * A kept statement: run on the database or a unit of work's transaction, it answers its rows.
- * `withCommit` sends it as a unit of work's last word, answered with the commit (on PostgreSQL
- * one round trip for both; its failure fails the commit): for a statement whose rows the work
- * does not need, such as the live event (modules/events/publish.ts).
- */
-export type PreparedRun<A extends unknown[], R> = ((db: Db, ...args: A) => Promise<R[]>) & {
-  withCommit(db: Db, ...args: A): Promise<void>;
-};
-
 export function prepared<A extends unknown[], R>(
   build: (...args: { [K in keyof A]: A[K] }) => Compilable<R>,
   arity: A['length'],

@@ -87,21 +87,6 @@ export function createGroupService(
   }
 
   /**
-   * The group criteria for items (rules.ts), against what the family library holds now; with
-   * the documents of the held cards, which are all the response needs.
-   */
-  async function cleanItems(
-    trx: Trx,
-    familyId: string,
-    items: { contentId: string }[],
-    previous: Item[],
-    at: string,
-  ): Promise<{ items: Item[]; docs: Map<string, string> }> {
-    const docs = await heldDocs(trx, familyId, items.map((i) => i.contentId));
-    return { items: cleanGroupItems(items, docs, previous, at), docs };
-  }
-
-  /**
    * A group as JSON, its stored `items` those `held` has; `cards` the document of each, in item
    * order (or `[]`).
    */
@@ -168,12 +153,13 @@ export function createGroupService(
           const at = now();
           // Read together, behind the lock: the count, the items' cards, the counters of the tag
           // (the family's and the catalogue's, which this write does not change).
-          const [count, cleaned, counters] = await Promise.all([
+          const [count, docs, counters] = await Promise.all([
             repo.countGroups(trx, familyId),
-            cleanItems(trx, familyId, body.items ?? [], [], at),
+            heldDocs(trx, familyId, (body.items ?? []).map((i) => i.contentId)),
             readCounters(trx, GROUP_SCOPES.map((kind) => familyScope(kind, familyId))),
           ]);
           checkGroupLimit(count);
+          const cleaned = { items: cleanGroupItems(body.items ?? [], docs, [], at), docs };
           const group: GroupRow = {
             version: 1,
             group_id: newHexId(),
