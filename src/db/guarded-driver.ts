@@ -407,7 +407,10 @@ class GuardedConnection implements DatabaseConnection {
   }
 
   private send<R>(query: CompiledQuery): Promise<QueryResult<R>> {
-    return this.sent(this.inner.executeQuery<R>(query), query).catch((err: unknown) => {
+    const sending = this.sent(this.inner.executeQuery<R>(query), query);
+    // Unpipelined, nothing is sent unawaited: no failure of another statement to report.
+    if (!this.driver.pipelined) return sending;
+    return sending.catch((err: unknown) => {
       // Refused because the transaction failed before it (PostgreSQL's 25P02): the statement
       // that made it fail, sent with the commit and not waited for, says why.
       throw (err as { code?: unknown }).code === '25P02' && this.failure !== undefined ? this.failure : err;
