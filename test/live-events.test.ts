@@ -300,7 +300,8 @@ describe(`live events: limits, slow readers, the log's window, shutdown on ${tes
         });
         await pause(20);
       }
-      await quickStream.waitFor((e) => e.data.ids?.groupId === `g${COUNT - 1}`, 20_000);
+      // 25 MB through a loopback socket and the log: seconds here, more on a loaded machine.
+      await quickStream.waitFor((e) => e.data.ids?.groupId === `g${COUNT - 1}`, 60_000);
       expect(quickStream.events.length).toBe(COUNT);
       // The slow reader reads again: what was sent before the drop, then the end of the connection.
       slowStream.resume();
@@ -310,7 +311,7 @@ describe(`live events: limits, slow readers, the log's window, shutdown on ${tes
       await store.db.destroy();
       await t.close();
     }
-  }, 40_000);
+  }, 120_000);
 
   // Every stream of a test app is checked against the document (test/helpers.ts): each event's
   // data must be its kind's schema (src/modules/events/catalogue.ts). So every suite that reads
@@ -382,4 +383,19 @@ describe(`live events: limits, slow readers, the log's window, shutdown on ${tes
     await closing;
     for (const s of streams) expect(s.comments).toContain('server shutting down; reconnect');
   });
+
+  it('ends the connection with the stream: a keep-alive client does not hold a closing server up', async () => {
+    const t = await startTestApp();
+    const base = await listen(t);
+    // fetch keeps connections alive. A stream ended by the shutdown after its client stopped
+    // reading, left open idle, held the close up to the server's keepAliveTimeout (72 s), past
+    // this test's bound.
+    for (let i = 0; i < 3; i++) {
+      const controller = new AbortController();
+      const res = await fetch(`${base}/user/family/events`, { headers: { authorization: `Bearer ${await t.token(newUser(`kept${i}`), VIEW)}` }, signal: controller.signal });
+      expect(res.status).toBe(200);
+      controller.abort();
+    }
+    await t.close();
+  }, 30_000);
 });

@@ -96,6 +96,10 @@ export async function eventRoutes(
         'cache-control': 'no-store',
         // Proxies (nginx) must pass events on as they come, not buffer them.
         'x-accel-buffering': 'no',
+        // A stream that ends (shutdown, expiry, revocation) ends its connection too: kept alive
+        // idle, it would hold a closing server up to keepAliveTimeout (72 s), and a client
+        // reconnects on a new one anyway.
+        connection: 'close',
       });
       raw.flushHeaders();
       if (player) {
@@ -107,13 +111,18 @@ export async function eventRoutes(
           }),
         );
       }
+      // A client may leave while the hub reads where its stream starts: the close is noted from
+      // now on, so that a listener the hub adds after it runs at once (else the stream would hold
+      // its slot until a heartbeat found the socket gone).
+      let closed = false;
+      raw.once('close', () => (closed = true));
       const sink = {
         write: (chunk: string) => void raw.write(chunk),
         buffered: () => raw.writableLength,
         end: (last: string) => raw.end(last),
         destroy: () => raw.destroy(),
-        onClose: (listener: () => void) => void raw.once('close', listener),
-        gone: () => raw.destroyed,
+        onClose: (listener: () => void) => (closed ? queueMicrotask(listener) : void raw.once('close', listener)),
+        gone: () => closed || raw.destroyed,
       };
       try {
         await hub.start(slot, { reader: { familyId, userId: readerId }, principal, lastEventId, expiresAt }, sink);

@@ -131,8 +131,16 @@ export async function trimJobs(db: Db, linkId: string, keep: number): Promise<vo
  * With `only`, that job or none.
  */
 export async function claimJob(db: Db, dialect: StoreDialect, at: string, leaseUntil: string, only?: string): Promise<LinkJobRow | undefined> {
-  const lock = dialect.skipLocked ? sql` for update skip locked` : sql``;
   const which = only === undefined ? sql`` : sql` and c.job_id = ${only}`;
+  // Looked for first with a read: an idle poll then writes nothing. On SQLite an update takes
+  // the file's write lock even when it matches no row, and waits for it (blocking the process)
+  // while another process holds it.
+  const claimable = await sql<{ one: number }>`
+    select 1 as one from link_jobs c
+     where (c.state = 'queued' or (c.state = 'running' and c.lease_until < ${at}))${which}
+     limit 1`.execute(db);
+  if (claimable.rows.length === 0) return undefined;
+  const lock = dialect.skipLocked ? sql` for update skip locked` : sql``;
   const result = await sql<LinkJobRow>`
     update link_jobs
        set state = 'running', attempts = attempts + 1, lease_until = ${leaseUntil}, updated_at = ${at}

@@ -187,6 +187,12 @@ export async function claimTranscode(
   now: string,
   leaseUntil: string,
 ): Promise<TranscodeRow | undefined> {
+  // Looked for first with a read, as links' claimJob: an idle poll then writes nothing.
+  const claimable = await sql<{ one: number }>`
+    select 1 as one from transcodes c
+     where c.status = 'queued' or (c.status = 'running' and c.lease_until < ${now})
+     limit 1`.execute(db);
+  if (claimable.rows.length === 0) return undefined;
   const lock = dialect.skipLocked ? sql` for update skip locked` : sql``;
   // A running job j is user u's when u uploaded its source.
   const usersJob = sql`exists (select 1 from audio_uploads mine
