@@ -38,7 +38,7 @@ const { values } = parseArgs({
 });
 const tracks = Number(values.tracks);
 const seconds = Number(values.minutes) * 60;
-const binaries = requireBinaries(findBinaries({ ffmpeg: process.env.FFMPEG_PATH, ffprobe: process.env.FFPROBE_PATH }));
+const binaries = requireBinaries(findBinaries(loadConfig().media));
 const SECRET = 'bench-links-copy-secret-0123456789';
 const SCOPE = 'user:content:manage family:library:manage';
 

@@ -33,7 +33,7 @@ const { values } = parseArgs({
 });
 const duration = Number(values.duration);
 const connections = Number(values.connections);
-const binaries = requireBinaries(findBinaries({ ffmpeg: process.env.FFMPEG_PATH, ffprobe: process.env.FFPROBE_PATH }));
+const binaries = requireBinaries(findBinaries(loadConfig().media));
 const { ffmpeg } = binaries;
 
 async function tone(seconds: number, file: string): Promise<void> {

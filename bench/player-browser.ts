@@ -89,7 +89,7 @@ async function call<T = unknown>(method: string, url: string, body?: unknown, he
 /** A tone of 20 s at `hz` uploaded and transcoded: its hash, for a track's `service:#` URL. */
 async function tone(hz: number): Promise<string> {
   const file = path.join(dataDir, `tone-${hz}.mp3`);
-  const { ffmpeg } = requireBinaries(findBinaries({ ffmpeg: process.env.FFMPEG_PATH, ffprobe: process.env.FFPROBE_PATH }));
+  const { ffmpeg } = requireBinaries(findBinaries(loadConfig().media));
   await run(ffmpeg, ['-hide_banner', '-loglevel', 'error', '-y', '-f', 'lavfi', '-i', `sine=frequency=${hz}:duration=20`, '-c:a', 'libmp3lame', '-b:a', '64k', file]);
   const { upload } = await call<{ upload: { uploadId: string; uploadUrl: string } }>('GET', '/media/transcode/audio/uploadUrl');
   await call('PUT', upload.uploadUrl, await readFile(file), { 'content-type': 'audio/mpeg' });

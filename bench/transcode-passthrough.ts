@@ -15,6 +15,7 @@ import { appendFile, mkdtemp, readFile, rm, stat } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs, promisify } from 'node:util';
+import { loadConfig } from '../src/config.js';
 import { createTranscoder, findBinaries, keepsAudio, requireBinaries, transcodePlan } from '../src/modules/media/transcoder.js';
 import { RESULTS_MD, writeResultsJson } from './report.js';
 
@@ -28,7 +29,7 @@ const { values } = parseArgs({
 });
 const tracks = Number(values.tracks);
 const seconds = Number(values.minutes) * 60;
-const binaries = requireBinaries(findBinaries({ ffmpeg: process.env.FFMPEG_PATH, ffprobe: process.env.FFPROBE_PATH }));
+const binaries = requireBinaries(findBinaries(loadConfig().media));
 const transcoder = createTranscoder(binaries);
 /** The default MEDIA_MAX_TRACK_SECONDS, as the worker passes it. */
 const MAX_SECONDS = 18_000;

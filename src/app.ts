@@ -53,7 +53,6 @@ import { libraryRoutes } from './modules/library/routes.js';
 import { LibraryRecord } from './modules/library/schemas.js';
 import { createLibraryService } from './modules/library/service.js';
 import { createMedia } from './modules/media/media.js';
-import { createMediaUrlSigner } from './modules/media/media-urls.js';
 import { transcodeQueueDepth } from './modules/media/queries.js';
 import { createMediaReadRights } from './modules/media/read-rights.js';
 import { iconJsonRoutes, mediaRoutes } from './modules/media/routes.js';
@@ -213,14 +212,13 @@ async function registerResources(
 ): Promise<void> {
   // One secret for every worker, restart and instance sharing the key (src/auth/media-url-secret.ts).
   const mediaUrlSecret = await instanceSecret(config.mediaUrlSecret, config.auth, config.dataDir);
-  const signer = createMediaUrlSigner(config.mediaUrlTemplate, mediaUrlSecret);
-  const media = createMedia(store, { ...config, mediaUrlSecret }, signer, app.log);
+  const media = createMedia(store, config, mediaUrlSecret, app.log);
   app.addHook('preClose', () => media.close());
   await app.register(mediaRoutes, { ...media, families });
   await app.register(iconJsonRoutes, media);
   const cards = createCardService(store, families, tagger, createTrackMediaFiller());
   const rights = createMediaReadRights(store, families);
-  await app.register(cardRoutes, { cards, media: signer, rights, tagger });
+  await app.register(cardRoutes, { cards, media: media.signer, rights, tagger });
   // The same secret root as media URLs: whatever the deployment shares, every instance derives alike.
   const links = createLinks(store, config, { media, cards, instanceSecret: mediaUrlSecret, log: app.log.child({ component: 'links' }) });
   app.addHook('preClose', () => links.close());
@@ -254,7 +252,7 @@ async function registerResources(
   await app.register(groupRoutes, { groups });
   await app.register(wishlistRoutes, {
     wishlists: createWishlistService(store, tagger),
-    media: signer,
+    media: media.signer,
     rights,
     tagger,
   });

@@ -103,6 +103,10 @@ const EnvSchema = Type.Object({
   MEDIA_S3_SECRET_ACCESS_KEY: Type.Optional(Type.String({ minLength: 1 })),
   /** ffmpeg and ffprobe to run (default: the system's, /usr/bin or on PATH). */
   FFMPEG_PATH: Type.Optional(Type.String({ minLength: 1 })),
+  /** The system's own, read and not set here: where ffmpeg and ffprobe are looked for. */
+  PATH: Type.Optional(Type.String()),
+  /** The system's own, read and not set here: a heap size given there is left alone (heap-growth.ts). */
+  NODE_OPTIONS: Type.Optional(Type.String()),
   /**
    * Audio already AAC-LC in MP4 within the players' limits is copied, not encoded again (no
    * generation loss; a card that travels between instances keeps its hashes); `false` encodes
@@ -230,6 +234,8 @@ export interface Config {
   corsOrigin: string[] | '*';
   rateLimitPerMinute: number;
   shutdownDeadlineMs: number;
+  /** NODE_OPTIONS, whose heap flags the server's own heap setting gives way to. */
+  nodeOptions: string;
   loadShedding: { maxEventLoopDelayMs: number; maxHeapUsedBytes: number };
   metrics: { token: string | undefined; allow: string[] | undefined };
   /** Whose X-Forwarded-For names the client (request.ip): Fastify's trustProxy. */
@@ -260,6 +266,8 @@ export interface MediaConfig extends MediaStoreConfig {
   transcodeLimits: { maxTrackSeconds: number; timeLimitMinSeconds: number; timeLimitPercent: number };
   uploadUrlTtlSeconds: number;
   ffmpegPath: string | undefined;
+  /** Where the system's ffmpeg and ffprobe are looked for besides /usr/bin (PATH). */
+  searchPath: string;
   /** Copy audio already in the players' form instead of encoding it (MEDIA_COPY_COMPATIBLE_AUDIO). */
   copyCompatibleAudio: boolean;
   ffprobePath: string | undefined;
@@ -393,6 +401,7 @@ function fromEnv(env: Env): Config {
       },
       uploadUrlTtlSeconds: env.MEDIA_UPLOAD_URL_TTL_SECONDS,
       ffmpegPath: env.FFMPEG_PATH,
+      searchPath: env.PATH ?? '',
       copyCompatibleAudio: env.MEDIA_COPY_COMPATIBLE_AUDIO === 'true',
       ffprobePath: env.FFPROBE_PATH,
     },
@@ -406,6 +415,7 @@ function fromEnv(env: Env): Config {
         : env.CORS_ORIGIN.split(',').map((o) => o.trim()).filter(Boolean),
     rateLimitPerMinute: env.RATE_LIMIT_PER_MINUTE,
     shutdownDeadlineMs: env.SHUTDOWN_DEADLINE_MS,
+    nodeOptions: env.NODE_OPTIONS ?? '',
     loadShedding: {
       maxEventLoopDelayMs: env.LOAD_SHED_EVENT_LOOP_DELAY_MS,
       maxHeapUsedBytes: env.LOAD_SHED_HEAP_USED_BYTES,

@@ -24,10 +24,7 @@ const HEAP_FLAGS = /^--(max[-_]old[-_]space[-_]size|heap[-_]growing[-_]percent)(
  * effect from the next one: this is not one of the flags that only count at start.
  */
 export function boundHeapGrowth(
-  given: { execArgv: readonly string[]; nodeOptions: string } = {
-    execArgv: process.execArgv,
-    nodeOptions: process.env.NODE_OPTIONS ?? '',
-  },
+  given: { execArgv: readonly string[]; nodeOptions: string },
   setFlags: (flags: string) => void = v8.setFlagsFromString,
 ): boolean {
   const flags = [...given.execArgv, ...given.nodeOptions.split(/\s+/)];

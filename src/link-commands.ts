@@ -12,7 +12,6 @@ import { createLinkServiceFor, runLinkJobs } from './modules/links/links.js';
 import { PullBody, PushBody, type Job, type JobCard, type Link } from './modules/links/schemas.js';
 import type { LinkService } from './modules/links/service.js';
 import { createMedia } from './modules/media/media.js';
-import { createMediaUrlSigner } from './modules/media/media-urls.js';
 import { createTrackMediaFiller } from './modules/media/track-media.js';
 import { createTagger } from './shared/entity-tag.js';
 import { badRequest } from './shared/errors.js';
@@ -142,7 +141,7 @@ async function runHere<T>(
   deps: { links: LinkService; secret: string; log: Log; jobId: string },
   work: () => Promise<T>,
 ): Promise<T> {
-  const media = createMedia(store, { ...config, mediaUrlSecret: deps.secret }, createMediaUrlSigner(config.mediaUrlTemplate, deps.secret), deps.log);
+  const media = createMedia(store, config, deps.secret, deps.log);
   // The services' writes bump the change counters; the tags they answer with are not used here.
   const tagger = createTagger(['cardshelf link']);
   const cards = createCardService(store, createFamilyService(store, config, tagger), tagger, createTrackMediaFiller());

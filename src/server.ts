@@ -26,7 +26,7 @@ export interface ServeOptions {
 export async function serve(config: Readonly<Config>, opts: ServeOptions = {}): Promise<void> {
   const workers = opts.workers ?? 1;
   if (workers > 1 && cluster.isPrimary) return supervise(config, workers);
-  boundHeapGrowth();
+  boundHeapGrowth({ execArgv: process.execArgv, nodeOptions: config.nodeOptions });
 
   const app = await buildApp(config);
   let closing = false;

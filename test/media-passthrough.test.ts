@@ -8,6 +8,7 @@ import { startTestApp, type TestApp } from './helpers.js';
 import { expectStatus, newUser } from './fixtures.js';
 import { ffmpeg, makeAudio, pollTranscode, sha256, startMediaStore, uploadAudio } from './support/media.js';
 import { createMediaUrlSigner } from '../src/modules/media/media-urls.js';
+import { loadConfig } from '../src/config.js';
 import { findBinaries, requireBinaries, type TranscodedInfo } from '../src/modules/media/transcoder.js';
 
 /**
@@ -20,7 +21,7 @@ import { findBinaries, requireBinaries, type TranscodedInfo } from '../src/modul
 const run = promisify(execFile);
 const SECRET = 'media-passthrough-secret-0123456789';
 const MANAGE = 'user:content:manage';
-const ffprobe = requireBinaries(findBinaries({ ffmpeg: process.env.FFMPEG_PATH, ffprobe: process.env.FFPROBE_PATH })).ffprobe;
+const ffprobe = requireBinaries(findBinaries(loadConfig().media)).ffprobe;
 const signer = createMediaUrlSigner('/media/files/{hash}', SECRET);
 
 let t: TestApp;

@@ -6,6 +6,7 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import { expect } from 'vitest';
+import { loadConfig } from '../../src/config.js';
 import { findBinaries, requireBinaries } from '../../src/modules/media/transcoder.js';
 import type { Reply, TestApp } from '../helpers.js';
 import { testDialect } from './test-database.js';
@@ -13,7 +14,7 @@ import { testDialect } from './test-database.js';
 const run = promisify(execFile);
 
 /** The ffmpeg the server finds (the system's, or FFMPEG_PATH): the tests make their audio with it. */
-export const ffmpeg = (): string => requireBinaries(findBinaries({ ffmpeg: process.env.FFMPEG_PATH, ffprobe: process.env.FFPROBE_PATH })).ffmpeg;
+export const ffmpeg = (): string => requireBinaries(findBinaries(loadConfig().media)).ffmpeg;
 
 /** A real audio file made by ffmpeg: a sine tone of `seconds`, in `format` (mp3, wav, flac, ogg). */
 export async function makeAudio(seconds: number, opts: { format?: string; hz?: number; channels?: number; title?: string } = {}): Promise<Buffer> {

@@ -121,11 +121,11 @@ describe('the binaries', () => {
   afterAll(() => rm(dir, { recursive: true, force: true }));
 
   it('takes FFMPEG_PATH and FFPROBE_PATH first', () => {
-    expect(findBinaries({ ffmpeg: '/opt/ff/ffmpeg', ffprobe: '/opt/ff/ffprobe' }, dir)).toEqual({ ffmpeg: '/opt/ff/ffmpeg', ffprobe: '/opt/ff/ffprobe' });
+    expect(findBinaries(loadConfig({ FFMPEG_PATH: '/opt/ff/ffmpeg', FFPROBE_PATH: '/opt/ff/ffprobe', PATH: dir }).media)).toEqual({ ffmpeg: '/opt/ff/ffmpeg', ffprobe: '/opt/ff/ffprobe' });
   });
 
   it("takes the system's otherwise: /usr/bin, then PATH", () => {
-    const found = findBinaries({}, dir);
+    const found = findBinaries(loadConfig({ PATH: dir }).media);
     // This machine has Debian's ffmpeg in /usr/bin (CI installs it): it wins over PATH's.
     expect(found).toEqual({ ffmpeg: '/usr/bin/ffmpeg', ffprobe: '/usr/bin/ffprobe' });
   });

@@ -38,7 +38,8 @@ export function createAudioUploads(deps: {
   mediaStore: MediaStore;
   objects: MediaObjects;
   publicBaseUrl: string;
-  secret: string | undefined;
+  /** The instance's secret (src/auth/media-url-secret.ts), as media URLs'. */
+  secret: string;
   urlTtlSeconds: number;
   maxBytes: number;
   quotaBytes: number;
@@ -47,9 +48,8 @@ export function createAudioUploads(deps: {
 }): AudioUploads {
   const { store, mediaStore, objects, publicBaseUrl, urlTtlSeconds, maxBytes, quotaBytes, onQueued } = deps;
   const { db } = store;
-  const key = deps.secret ?? randomBytes(32).toString('base64url');
   const mac = (uploadId: string, expires: string): Buffer =>
-    createHmac('sha256', key).update(`upload:${uploadId}:${expires}`).digest();
+    createHmac('sha256', deps.secret).update(`upload:${uploadId}:${expires}`).digest();
 
   function uploadUrl(uploadId: string, expiresAtMs: number): string {
     const expires = String(Math.floor(expiresAtMs / 1000));

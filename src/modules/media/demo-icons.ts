@@ -2,6 +2,7 @@ import type { Config } from '../../config.js';
 import type { Store } from '../../db/dialect.js';
 import { openMediaStore } from '../../media-store/open-media-store.js';
 import { ICON_LIBRARY, libraryIcons } from './icon-library.js';
+import { instanceSecret } from '../../auth/media-url-secret.js';
 import { createMediaUrlSigner } from './media-urls.js';
 import { createImages } from './images.js';
 import { createMediaObjects } from './objects.js';
@@ -17,7 +18,7 @@ export async function seedPublicIcons(store: Store, config: Readonly<Config>): P
     store,
     mediaStore,
     objects: createMediaObjects(store, mediaStore, config.media.quotaBytes),
-    signer: createMediaUrlSigner(config.mediaUrlTemplate, config.mediaUrlSecret),
+    signer: createMediaUrlSigner(config.mediaUrlTemplate, await instanceSecret(config.mediaUrlSecret, config.auth, config.dataDir)),
     publicBaseUrl: config.publicBaseUrl,
   });
   let count = 0;

@@ -1,4 +1,4 @@
-import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import type { RawJson } from '../../shared/raw-json.js';
 import { mayHoldMediaRef, mediaRefHash } from '../cards/media-ref.js';
 
@@ -39,12 +39,11 @@ export interface MediaUrlSigner {
 /**
  * URLs are `template` with `{hash}` replaced, plus `expires` (Unix seconds) and `signature`
  * (base64url HMAC-SHA256 of `<hash>:<expires>` under `secret`), so a media host that shares the
- * secret can check them. Without a configured secret, one is drawn for this process.
+ * secret can check them. The secret is the instance's (src/auth/media-url-secret.ts): never one
+ * drawn here, which other workers and instances could not check.
  */
-export function createMediaUrlSigner(template: string, secret: string | undefined): MediaUrlSigner {
-  const key = secret ?? randomBytes(32).toString('base64url');
-
-  const mac = (hash: string, expires: string): Buffer => createHmac('sha256', key).update(`${hash}:${expires}`).digest();
+export function createMediaUrlSigner(template: string, secret: string): MediaUrlSigner {
+  const mac = (hash: string, expires: string): Buffer => createHmac('sha256', secret).update(`${hash}:${expires}`).digest();
 
   const window = (nowMs = Date.now()): number => Math.floor(nowMs / 1000 / MEDIA_URL_WINDOW_SECONDS);
 
@@ -65,7 +64,7 @@ export function createMediaUrlSigner(template: string, secret: string | undefine
   return {
     sign,
     window,
-    keyId: createHash('sha256').update(`${template}\0${key}`).digest('base64url').slice(0, 16),
+    keyId: createHash('sha256').update(`${template}\0${secret}`).digest('base64url').slice(0, 16),
     signAll(json, readable, nowMs = Date.now()) {
       // Most answers hold no reference at all: they are sent as they are, without a parse.
       if (readable.size === 0 || !mayHoldMediaRef(json)) return json;

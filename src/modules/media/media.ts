@@ -4,7 +4,7 @@ import type { Config } from '../../config.js';
 import type { Store } from '../../db/dialect.js';
 import type { MediaStore } from '../../media-store/media-store.js';
 import { openMediaStore } from '../../media-store/open-media-store.js';
-import type { MediaUrlSigner } from './media-urls.js';
+import { createMediaUrlSigner, type MediaUrlSigner } from './media-urls.js';
 import { createAudioUploads, type AudioUploads } from './audio-uploads.js';
 import { createMediaFiles, type MediaFiles } from './media-files.js';
 import { createImages, type Images } from './images.js';
@@ -16,6 +16,8 @@ export interface Media {
   uploads: AudioUploads;
   files: MediaFiles;
   images: Images;
+  /** Signs the media URLs of answers (cards, wishlists) with the instance's secret. */
+  signer: MediaUrlSigner;
   maxImageBytes: number;
   /** The bytes themselves, for what copies them whole (export). */
   mediaStore: MediaStore;
@@ -23,16 +25,21 @@ export interface Media {
   close(): Promise<void>;
 }
 
-/** The media module, wired from the configuration: store, services and the transcode worker. */
+/**
+ * The media module, wired from the configuration: store, services and the transcode worker.
+ * `secret` is the instance's (src/auth/media-url-secret.ts `instanceSecret`): media and upload
+ * URLs are signed and checked with it alone.
+ */
 export function createMedia(
   store: Store,
   config: Readonly<Config>,
-  signer: MediaUrlSigner,
+  secret: string,
   log: Log,
 ): Media {
+  const signer = createMediaUrlSigner(config.mediaUrlTemplate, secret);
   const mediaStore = openMediaStore(config.media);
   const objects = createMediaObjects(store, mediaStore, config.media.quotaBytes);
-  const binaries = findBinaries({ ffmpeg: config.media.ffmpegPath, ffprobe: config.media.ffprobePath });
+  const binaries = findBinaries(config.media);
   void logBinaries(binaries, log);
   const worker = startTranscodeWorker({
     store,
@@ -49,7 +56,7 @@ export function createMedia(
     mediaStore,
     objects,
     publicBaseUrl: config.publicBaseUrl,
-    secret: config.mediaUrlSecret,
+    secret,
     urlTtlSeconds: config.media.uploadUrlTtlSeconds,
     maxBytes: config.media.maxAudioBytes,
     quotaBytes: config.media.quotaBytes,
@@ -57,6 +64,7 @@ export function createMedia(
   });
   return {
     uploads,
+    signer,
     files: createMediaFiles(store, mediaStore, signer),
     images: createImages({ store, mediaStore, objects, signer, publicBaseUrl: config.publicBaseUrl }),
     maxImageBytes: config.media.maxImageBytes,

@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process';
 import { accessSync, constants } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import path from 'node:path';
+import type { MediaConfig } from '../../config.js';
 
 /**
  * ffmpeg and ffprobe, run as child processes. Audio is transcoded to what the players play, as
@@ -107,11 +108,13 @@ export interface Binaries {
 
 /**
  * The binaries: `FFMPEG_PATH`/`FFPROBE_PATH` when set, else the system's (Debian's package, in
- * /usr/bin, or wherever PATH finds them). No copy ships with the project: an ffmpeg should get
- * its security updates from the system's package manager.
+ * /usr/bin, or wherever PATH finds them), as the configuration's `media` names them. No copy
+ * ships with the project: an ffmpeg should get its security updates from the system's package
+ * manager.
  */
-export function findBinaries(paths: { ffmpeg?: string; ffprobe?: string } = {}, envPath = process.env.PATH ?? ''): Partial<Binaries> {
-  const dirs = ['/usr/bin', ...envPath.split(path.delimiter).filter(Boolean)];
+export function findBinaries(where: Pick<MediaConfig, 'ffmpegPath' | 'ffprobePath' | 'searchPath'>): Partial<Binaries> {
+  const { searchPath } = where;
+  const dirs = ['/usr/bin', ...searchPath.split(path.delimiter).filter(Boolean)];
   const onPath = (name: string): string | undefined =>
     dirs.map((dir) => path.join(dir, name)).find((file) => {
       try {
@@ -121,7 +124,7 @@ export function findBinaries(paths: { ffmpeg?: string; ffprobe?: string } = {}, 
         return false;
       }
     });
-  return { ffmpeg: paths.ffmpeg ?? onPath('ffmpeg'), ffprobe: paths.ffprobe ?? onPath('ffprobe') };
+  return { ffmpeg: where.ffmpegPath ?? onPath('ffmpeg'), ffprobe: where.ffprobePath ?? onPath('ffprobe') };
 }
 
 /** The binaries, or an error that says how to get them. */
