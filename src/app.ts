@@ -55,6 +55,7 @@ import { createLibraryService } from './modules/library/service.js';
 import { createMedia } from './modules/media/media.js';
 import { transcodeQueueDepth } from './modules/media/queries.js';
 import { createMediaReadRights } from './modules/media/read-rights.js';
+import { createSignedAnswers } from './modules/media/signed-answers.js';
 import { iconJsonRoutes, mediaRoutes } from './modules/media/routes.js';
 import { createTrackMediaFiller } from './modules/media/track-media.js';
 import { createLinks } from './modules/links/links.js';
@@ -217,8 +218,8 @@ async function registerResources(
   await app.register(mediaRoutes, { ...media, families });
   await app.register(iconJsonRoutes, media);
   const cards = createCardService(store, families, tagger, createTrackMediaFiller());
-  const rights = createMediaReadRights(store, families);
-  await app.register(cardRoutes, { cards, media: media.signer, rights, tagger });
+  const signed = createSignedAnswers({ signer: media.signer, rights: createMediaReadRights(store, families), tagger });
+  await app.register(cardRoutes, { cards, signed });
   // The same secret root as media URLs: whatever the deployment shares, every instance derives alike.
   const links = createLinks(store, config, { media, cards, instanceSecret: mediaUrlSecret, log: app.log.child({ component: 'links' }) });
   app.addHook('preClose', () => links.close());
@@ -250,10 +251,5 @@ async function registerResources(
   const groups = createGroupService(store, families, config, tagger);
   await app.register(libraryRoutes, { library: createLibraryService(store, families, groups, tagger) });
   await app.register(groupRoutes, { groups });
-  await app.register(wishlistRoutes, {
-    wishlists: createWishlistService(store, tagger),
-    media: media.signer,
-    rights,
-    tagger,
-  });
+  await app.register(wishlistRoutes, { wishlists: createWishlistService(store, tagger), signed });
 }

@@ -4,14 +4,11 @@ import { isOn } from '../../shared/query-flags.js';
 import { ErrorRef, PathId, QueryFlag, StatusOk, authErrors } from '../../shared/schemas.js';
 import { sendRaw, type App } from '../../http/route-app.js';
 import type { CardService, SavedCard } from './service.js';
-import type { MediaUrlSigner } from '../media/media-urls.js';
-import type { MediaReadRights } from '../media/read-rights.js';
-import { mediaRefHashesIn } from './media-ref.js';
+import type { SignedAnswers } from '../media/signed-answers.js';
 import { AdminCardInput, CardEnvelope, CardInput, CardList } from './schemas.js';
 import { CARD_ID_PATTERN } from '../../shared/ids.js';
 import { ifMatchOf, sendTagged, sendTaggedRead } from '../../http/conditional.js';
 import { answerWithWrite } from '../../http/idempotency.js';
-import type { Tagger } from '../../shared/entity-tag.js';
 
 const ListQuery = Type.Object({ showdeleted: QueryFlag("Includes the caller's deleted cards.") });
 const CardParams = Type.Object({ cardId: PathId('the card id') });
@@ -23,9 +20,9 @@ const ReadQuery = Type.Object({
 
 export async function cardRoutes(
   app: App,
-  opts: { cards: CardService; media: MediaUrlSigner; rights: MediaReadRights; tagger: Tagger },
+  opts: { cards: CardService; signed: SignedAnswers },
 ): Promise<void> {
-  const { cards, media, rights, tagger } = opts;
+  const { cards, signed } = opts;
 
   // Two equivalent paths; only /content/mine asks for a scope.
   for (const [url, auth] of [
@@ -80,16 +77,8 @@ export async function cardRoutes(
             },
           });
         }
-        const { card, tag, access } = await cards.read(userId, cardId);
-        // One clock reading for the tag and the URLs: both name the same signing window.
-        const at = Date.now();
-        return sendTagged(
-          req,
-          reply,
-          tagger.signed(tag, { window: media.window(at), keyId: media.keyId, reader: userId }),
-          async () => media.signAll(card, await rights.forCard(userId, access, mediaRefHashesIn(card)), at),
-          { keep: false },
-        );
+        const answer = signed.forCard(userId, await cards.read(userId, cardId));
+        return sendTagged(req, reply, answer.tag, answer.body, { keep: false });
       },
     });
   }

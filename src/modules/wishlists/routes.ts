@@ -10,14 +10,12 @@ import {
   WishlistParams,
   WISHLIST_BODY_LIMIT,
 } from './schemas.js';
-import type { MediaUrlSigner } from '../media/media-urls.js';
-import type { MediaReadRights } from '../media/read-rights.js';
-import { MAX_WISHLIST_BYTES, MAX_WISHLISTS_PER_USER, wishlistMedia } from './rules.js';
+import type { SignedAnswers } from '../media/signed-answers.js';
+import { MAX_WISHLIST_BYTES, MAX_WISHLISTS_PER_USER } from './rules.js';
 import type { TaggedWishlist, WishlistService } from './service.js';
 import type { RawJson } from '../../shared/raw-json.js';
 import { ifMatchOf, sendTagged } from '../../http/conditional.js';
 import { answerWithWrite } from '../../http/idempotency.js';
-import type { Tagger } from '../../shared/entity-tag.js';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 
 const WishlistRef = { $ref: 'Wishlist' } as unknown as typeof Wishlist;
@@ -25,32 +23,14 @@ const WishlistRef = { $ref: 'Wishlist' } as unknown as typeof Wishlist;
 /**
  * Wishlist routes. Any valid token will do. `format=raw` answers media references as stored;
  * without it (or with any other value) those the caller may read (media/read-rights.ts) are
- * answered as signed, expiring URLs, the others as stored.
+ * answered as signed, expiring URLs (media/signed-answers.ts), the others as stored.
  */
 export async function wishlistRoutes(
   app: App,
-  opts: { wishlists: WishlistService; media: MediaUrlSigner; rights: MediaReadRights; tagger: Tagger },
+  opts: { wishlists: WishlistService; signed: SignedAnswers },
 ): Promise<void> {
-  const { wishlists, media, rights, tagger } = opts;
-  /**
-   * Signs the references of `json` the caller `userId` may read (their reading rights, not the
-   * wishlist's owner's): the rights are read here, so the signing itself reads nothing.
-   */
-  const signerFor = async (userId: string, json: RawJson): Promise<(json: RawJson, at?: number) => RawJson> => {
-    const { hashes, byItem } = wishlistMedia(json);
-    const readable = hashes.size === 0 ? new Set<string>() : await rights.forNamedCards(userId, hashes, byItem);
-    return (signed, at = Date.now()) => media.signAll(signed, readable, at);
-  };
-  const signFor = async (userId: string, json: RawJson, at = Date.now()): Promise<RawJson> =>
-    (await signerFor(userId, json))(json, at);
-  const present = async (userId: string, json: RawJson, format: string | undefined): Promise<RawJson> =>
-    format === 'raw' ? json : signFor(userId, json);
-  /**
-   * A read: raw answers carry the data's tag; signed ones the tag of the signing window too,
-   * since their URLs change with it (one clock reading for both). Rights are read when the
-   * answer is rendered: one that changes (an upload, a move to another family) shows in the
-   * next window's answer, and a URL already handed out stays valid until it expires.
-   */
+  const { wishlists, signed } = opts;
+  /** A read in the form asked for: raw answers carry the data's tag, signed ones their own. */
   const sendRead = async (
     req: FastifyRequest,
     reply: FastifyReply,
@@ -59,13 +39,12 @@ export async function wishlistRoutes(
     render: () => Promise<RawJson>,
   ): Promise<FastifyReply> => {
     if (format === 'raw') return sendTagged(req, reply, tag, render);
-    const at = Date.now();
-    const signedTag = tagger.signed(tag, { window: media.window(at), keyId: media.keyId, reader: req.principal.userId });
-    return sendTagged(req, reply, signedTag, async () => signFor(req.principal.userId, await render(), at), { keep: false });
+    const answer = signed.forWishlist(req.principal.userId, tag, render);
+    return sendTagged(req, reply, answer.tag, answer.body, { keep: false });
   };
   /** A write's answer carries the tag a read of the same form (by the writer) would. */
   const writeTag = (tag: string, format: string | undefined, userId: string): string =>
-    format === 'raw' ? tag : tagger.signed(tag, { window: media.window(), keyId: media.keyId, reader: userId });
+    format === 'raw' ? tag : signed.tag(tag, userId);
   const tags = ['wishlists'];
   // A body over the limit is the size rule broken, so it answers `wishlist-size`, not 413.
   const writeConfig = { auth: null, oversizeCode: 'wishlist-size' as const };
@@ -87,7 +66,7 @@ export async function wishlistRoutes(
       // The answer is made in the create's transaction, with its key's answer, where no other
       // query may run: the rights to sign it are read first, from the content sent (a new
       // wishlist grants none).
-      const sign = format === 'raw' ? undefined : await signerFor(userId, JSON.stringify({ content: req.body.content }) as RawJson);
+      const sign = format === 'raw' ? undefined : await signed.wishlistSigner(userId, JSON.stringify({ content: req.body.content }) as RawJson);
       const { result, answer } = await answerWithWrite(
         req,
         (alsoCommit) => wishlists.create(userId, req.body, alsoCommit),
@@ -111,8 +90,10 @@ export async function wishlistRoutes(
     },
     handler: async (req, reply) => {
       const { userId } = req.principal;
+      const { format } = req.query;
       const { wishlist, tag } = await wishlists.update(userId, req.params.wishlistId, req.body, ifMatchOf(req));
-      return sendRaw(reply.header('etag', writeTag(tag, req.query.format, userId)), 200, await present(userId, wishlist, req.query.format));
+      const body = format === 'raw' ? wishlist : (await signed.wishlistSigner(userId, wishlist))(wishlist);
+      return sendRaw(reply.header('etag', writeTag(tag, format, userId)), 200, body);
     },
   });
 
