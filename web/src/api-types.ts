@@ -5458,10 +5458,10 @@ export interface operations {
                         })[];
                         /** @description the owner's name for the wishlist, at most 100 characters (longer: 400 `bad-request`), trimmed; absent when it has none */
                         name?: string;
+                        ownerName: string | null;
                         shareId: string;
                         userId: string;
                         wishlistId: string;
-                        ownerName: string | null;
                     };
                 };
             };

@@ -1,5 +1,8 @@
 import { AppError } from '../../shared/errors.js';
+import type { Static } from '@sinclair/typebox';
 import type { RawJson } from '../../shared/raw-json.js';
+import { renderAnswer, spliced } from '../../shared/render-answer.js';
+import { SharedWishlist, Wishlist } from './schemas.js';
 import { collectMediaRefHashes, mayHoldMediaRef } from '../cards/media-ref.js';
 
 /** The rules of a wishlist's stored form (DECISIONS.md, "Wishlists"), as pure functions. */
@@ -11,25 +14,22 @@ export const MAX_WISHLIST_BYTES = 307_200;
 /** The longest wishlist name, in characters (Unicode code points, as JSON Schema counts them). */
 export const MAX_WISHLIST_NAME_LENGTH = 100;
 
-export interface WishlistFields {
-  /** The owner's name for it; null or absent: unnamed, and the answer has no `name`. */
-  name?: string | null;
-  /** The owner's display name: the shared view's alone (null: none), never stored. */
-  ownerName?: string | null;
-  shareId: string;
-  userId: string;
-  wishlistId: string;
-}
+/**
+ * A wishlist answer's members besides its content, as the schema has them (schemas.ts), with the
+ * stored name as it is kept (null: none, and the answer then has no `name`) and the shared view's
+ * `ownerName` (null: the owner has no display name), which is never stored.
+ */
+export type WishlistFields = Omit<Static<typeof Wishlist>, 'content' | 'name'> & { name?: string | null; ownerName?: string | null };
 
 /**
- * The wishlist as stored and returned, `{"content", "name"?, "ownerName"?, "shareId", "userId",
- * "wishlistId"}`, from the content's JSON text: the same text as `JSON.stringify` of those
- * fields. An unnamed wishlist's answer is the interface's shape exactly (no `name`).
+ * The wishlist as stored and returned, from the content's JSON text spliced as it is: the members
+ * of the `Wishlist` schema (the `SharedWishlist` one with an `ownerName`) in their order. An
+ * unnamed wishlist's answer is the interface's shape exactly (no `name`).
  */
 export function renderWishlist(contentJson: string, fields: WishlistFields): RawJson {
-  const { name, ownerName, shareId, userId, wishlistId } = fields;
-  const rest = { ...(name != null && { name }), ...(ownerName !== undefined && { ownerName }), shareId, userId, wishlistId };
-  return `{"content":${contentJson},${JSON.stringify(rest).slice(1)}` as RawJson;
+  const { name, ownerName, ...ids } = fields;
+  const values = { ...ids, content: spliced(contentJson), name: name ?? undefined };
+  return ownerName === undefined ? renderAnswer(Wishlist, values) : renderAnswer(SharedWishlist, { ...values, ownerName });
 }
 
 /**

@@ -49,11 +49,14 @@ const wishlistFields = {
 
 export const Wishlist = Type.Object(wishlistFields, { $id: 'Wishlist', title: 'Wishlist' });
 
-/** The shared view: the wishlist and its owner's display name. */
+/** The shared view: the wishlist and its owner's display name (after the wishlist's own name). */
+const { content, name, ...ids } = wishlistFields;
 export const SharedWishlist = Type.Object(
   {
-    ...wishlistFields,
+    content,
+    name,
     ownerName: Nullable(Type.String({ description: "the owner's display name; null when their account has none here" })),
+    ...ids,
   },
   { title: 'SharedWishlist' },
 );
