@@ -29,7 +29,8 @@ export const scopes = {
 } as const;
 
 type CounterRow = { scope: string; version: number | string };
-type CountersStatement = PreparedRun<string[], CounterRow>;
+/** Its parameters: the scopes, as a list (db/prepared.ts: a list's members are named by their index). */
+type CountersStatement = PreparedRun<readonly string[], CounterRow>;
 
 /**
  * A statement on n counters (its `in` list or its rows vary with n), compiled once for each n up
@@ -40,13 +41,13 @@ function perCount(build: (db: Db, scopes: readonly string[]) => Compilable<Count
   const compiled = new Map<number, CountersStatement>();
   return (count) => {
     if (count > PREPARED_COUNTS) {
-      return Object.assign(async (db: Db, ...scopes: string[]) => (await db.executeQuery(build(db, scopes).compile())).rows, {
-        withCommit: (db: Db, ...scopes: string[]) => withCommit(db, build(db, scopes)),
+      return Object.assign(async (db: Db, scopes: readonly string[]) => (await db.executeQuery(build(db, scopes).compile())).rows, {
+        withCommit: (db: Db, scopes: readonly string[]) => withCommit(db, build(db, scopes)),
       });
     }
     let run = compiled.get(count);
     if (!run) {
-      run = preparedStatement<string[], CounterRow>((db, ...scopes) => build(db, scopes), count);
+      run = preparedStatement<readonly string[], CounterRow>((db, scopes) => build(db, Array.from({ length: count }, (_, i) => scopes[i]!)));
       compiled.set(count, run);
     }
     return run;
@@ -73,7 +74,7 @@ export async function bumpCounters(db: Db, changed: Iterable<string>): Promise<R
   const sorted = [...new Set(changed)].sort();
   const bumped = new Map<string, number>();
   if (sorted.length === 0) return bumped;
-  const rows = await bumpOf(sorted.length)(db, ...sorted);
+  const rows = await bumpOf(sorted.length)(db, sorted);
   for (const row of rows) bumped.set(row.scope, Number(row.version));
   return bumped;
 }
@@ -84,14 +85,14 @@ export async function bumpCounters(db: Db, changed: Iterable<string>): Promise<R
  */
 export async function bumpCountersWithCommit(db: Db, changed: Iterable<string>): Promise<void> {
   const sorted = [...new Set(changed)].sort();
-  if (sorted.length > 0) await bumpOf(sorted.length).withCommit(db, ...sorted);
+  if (sorted.length > 0) await bumpOf(sorted.length).withCommit(db, sorted);
 }
 
 /** The counters of `wanted`, in its order (0 for a scope never written), in one read. */
 export async function readCounters(db: Db, wanted: readonly string[]): Promise<number[]> {
   if (wanted.length === 0) return [];
   const distinct = [...new Set(wanted)];
-  const rows = await readOf(distinct.length)(db, ...distinct);
+  const rows = await readOf(distinct.length)(db, distinct);
   const found = new Map(rows.map((r) => [r.scope, Number(r.version)]));
   return wanted.map((scope) => found.get(scope) ?? 0);
 }

@@ -129,7 +129,7 @@ function lockIdOf(key: Expression<string>): RawBuilder<string> {
 }
 
 /** The lock statement, kept (db/prepared.ts): a unit of work's locks go out with its first reads. */
-const lockById = preparedStatement((db, id: string) => db.selectNoFrom(sql`pg_advisory_xact_lock(cast(${id} as bigint))`.as('locked')), 1);
+const lockById = preparedStatement((db, { id }: { id: string }) => db.selectNoFrom(sql`pg_advisory_xact_lock(cast(${id} as bigint))`.as('locked')));
 
 function lockExpression(key: Expression<string>): RawBuilder<unknown> {
   return sql`pg_advisory_xact_lock(${lockIdOf(key)})`;
@@ -148,7 +148,7 @@ export function postgresDialect(config: PostgresConfig): StoreDialect {
     // Transaction-scoped: every instance on the database waits for it, and commit or rollback
     // releases it, so a request that fails half-way cannot leave it held.
     lockKey: async (trx, key) => {
-      await lockById(trx, advisoryLockId(key));
+      await lockById(trx, { id: advisoryLockId(key) });
     },
     lockKeyExpression: lockExpression,
     notifyOnCommit: (channel) => sql`pg_notify(${channel}, '')`,

@@ -3,55 +3,73 @@ import { directStatementOf, unitConnectionOf } from './direct-statement.js';
 import type { Db } from './unit-of-work.js';
 
 /**
- * A kept statement: run on the database or a unit of work's transaction, it answers its rows.
- * `withCommit` sends it as a unit of work's last word, answered with the commit (on PostgreSQL
- * one round trip for both; its failure fails the commit): for a statement whose rows the work
- * does not need, such as the live event (modules/events/publish.ts).
+ * A kept statement: run on the database or a unit of work's transaction with its parameters by
+ * name, it answers its rows. `withCommit` sends it as a unit of work's last word, answered with
+ * the commit (on PostgreSQL one round trip for both; its failure fails the commit): for a
+ * statement whose rows the work does not need, such as the live event (modules/events/publish.ts).
  */
-export type PreparedRun<A extends unknown[], R> = ((db: Db, ...args: A) => Promise<R[]>) & {
-  withCommit(db: Db, ...args: A): Promise<void>;
+export type PreparedRun<P, R> = ((db: Db, params: P) => Promise<R[]>) & {
+  withCommit(db: Db, params: P): Promise<void>;
 };
+
+/** The stand-in of parameter `name` in a statement built once: a string no caller sends. */
+const STAND_IN = '\u0000prepared:';
+const standIn = (name: string): string => `${STAND_IN}${name}\u0000`;
+/** The name a compiled parameter stands in for, if it is a stand-in. */
+const nameOf = (p: unknown): string | undefined =>
+  typeof p === 'string' && p.startsWith(STAND_IN) && p.endsWith('\u0000') ? p.slice(STAND_IN.length, -1) : undefined;
+
+/** Parameters whose every member is its own stand-in, whatever its name; `read` collects the names used. */
+const standInsFor = (read: Set<string>): object =>
+  new Proxy([], {
+    get: (_target, name) => {
+      if (typeof name !== 'string') return undefined;
+      read.add(name);
+      return standIn(name);
+    },
+  });
 
 /**
  * A query of the hottest reads, built and compiled by Kysely once instead of on every request
  * (building freezes and visits a tree of nodes, compiling walks it again: a good part of a small
- * read's CPU). `build` receives stand-ins for its arguments and uses them where values go; the
- * function returned runs the compiled SQL with the real values in their places, on `db` or a
- * transaction. The SQL text never changes, so SQLite's kept statements (db/sqlite.ts) and the
- * statement counts see one statement per query.
+ * read's CPU). `build` receives its parameters by name, as stand-ins it uses where values go
+ * (destructured or read as members; never listed, as `values(params)` would); the function
+ * returned runs the compiled SQL with the real values in their places, on `db` or a transaction.
+ * Named, two parameters of one type cannot be swapped unnoticed. A list of values is a list
+ * parameter (its members named by their index: `params[0]`), not a member holding a list. The
+ * SQL text never changes, so SQLite's kept statements (db/sqlite.ts) and the statement counts
+ * see one statement per query.
  *
- * Only for queries whose shape does not depend on the arguments (no `in` lists of varying length,
- * no optional clauses): a shape that varies needs one prepared query per shape.
+ * Only for queries whose shape does not depend on the parameters (no `in` lists of varying
+ * length, no optional clauses): a shape that varies needs one prepared query per shape.
  */
-export function prepared<A extends unknown[], R>(
-  build: (...args: { [K in keyof A]: A[K] }) => Compilable<R>,
-  arity: A['length'],
-): PreparedRun<A, R> {
-  // Unique stand-ins: strings no caller sends, found again among the compiled parameters.
-  const standIns = Array.from({ length: arity }, (_, i) => `\u0000prepared-argument-${i}\u0000`);
-  const compiled: CompiledQuery<R> = build(...(standIns as A)).compile();
-  const slots = compiled.parameters.map((p) => (typeof p === 'string' ? standIns.indexOf(p) : -1));
-  for (let i = 0; i < arity; i++) {
-    if (!slots.includes(i)) throw new Error(`prepared query: argument ${i} is not a parameter of ${compiled.sql}`);
+export function prepared<P extends object, R>(build: (params: P) => Compilable<R>): PreparedRun<P, R> {
+  const read = new Set<string>();
+  const compiled: CompiledQuery<R> = build(standInsFor(read) as P).compile();
+  const names = compiled.parameters.map(nameOf);
+  // A member read and not placed as a value (a list held in a member, say): its values would not reach the SQL.
+  for (const name of read) {
+    if (!names.includes(name)) throw new Error(`prepared query: parameter ${name} is not a value of ${compiled.sql}`);
   }
-  const queryOf = (args: A): CompiledQuery<R> => {
+  const queryOf = (params: P): CompiledQuery<R> => {
+    const given = params as Record<string, unknown>;
     const parameters = compiled.parameters.map((p, i) => {
-      const slot = slots[i] as number;
-      return slot === -1 ? p : args[slot];
+      const name = names[i];
+      return name === undefined ? p : given[name];
     });
     return { ...compiled, parameters };
   };
-  const run = async (on: Db, ...args: A): Promise<R[]> => {
-    const query = queryOf(args);
+  const run = async (on: Db, params: P): Promise<R[]> => {
+    const query = queryOf(params);
     const rows = directStatementOf(on)?.(query);
     if (rows) return rows as R[];
     const result = await (unitConnectionOf(on) ?? on).executeQuery<R>(query);
     return result.rows;
   };
-  const withCommit = async (on: Db, ...args: A): Promise<void> => {
+  const withCommit = async (on: Db, params: P): Promise<void> => {
     const unit = unitConnectionOf(on);
-    if (unit) await unit.sendWithCommit(queryOf(args));
-    else await run(on, ...args);
+    if (unit) await unit.sendWithCommit(queryOf(params));
+    else await run(on, params);
   };
   return Object.assign(run, { withCommit });
 }
@@ -65,13 +83,11 @@ export function prepared<A extends unknown[], R>(
  * transaction it opens: a statement compiled on the database serves a unit of work's
  * transaction too (and the other way round), so write paths gain as much as reads.
  */
-export function preparedPerShape<S, A extends unknown[], R>(
+export function preparedPerShape<S, P extends object, R>(
   keyOf: (shape: S) => string,
-  build: (db: Db, shape: S, ...args: { [K in keyof A]: A[K] }) => Compilable<R>,
-  /** How many arguments; by shape when the shape decides it (a list's slots). */
-  arity: A['length'] | ((shape: S) => number),
-): PreparedRun<[shape: S, ...args: A], R> {
-  type Run = PreparedRun<A, R>;
+  build: (db: Db, shape: S, params: P) => Compilable<R>,
+): ((db: Db, shape: S, params: P) => Promise<R[]>) & { withCommit(db: Db, shape: S, params: P): Promise<void> } {
+  type Run = PreparedRun<P, R>;
   const compiled = new WeakMap<object, Map<string, Run>>();
   const runOf = (db: Db, shape: S): Run => {
     const kind = db.getExecutor().adapter;
@@ -80,13 +96,13 @@ export function preparedPerShape<S, A extends unknown[], R>(
     const key = keyOf(shape);
     let run = shapes.get(key);
     if (!run) {
-      run = prepared<A, R>((...standIns) => build(db, shape, ...standIns), typeof arity === 'function' ? arity(shape) : arity);
+      run = prepared<P, R>((params) => build(db, shape, params));
       shapes.set(key, run);
     }
     return run;
   };
-  return Object.assign((db: Db, shape: S, ...args: A) => runOf(db, shape)(db, ...args), {
-    withCommit: (db: Db, shape: S, ...args: A) => runOf(db, shape).withCommit(db, ...args),
+  return Object.assign((db: Db, shape: S, params: P) => runOf(db, shape)(db, params), {
+    withCommit: (db: Db, shape: S, params: P) => runOf(db, shape).withCommit(db, params),
   });
 }
 
@@ -96,13 +112,10 @@ export function preparedPerShape<S, A extends unknown[], R>(
  * statements every write runs (reading the row it changes, the change counters, the live
  * event), whose building and compiling was a fifth of a small write's CPU.
  */
-export function preparedStatement<A extends unknown[], R>(
-  build: (db: Db, ...args: { [K in keyof A]: A[K] }) => Compilable<R>,
-  arity: A['length'],
-): PreparedRun<A, R> {
-  const run = preparedPerShape<undefined, A, R>(() => '', (db, _shape, ...args) => build(db, ...args), arity);
-  return Object.assign((db: Db, ...args: A) => run(db, undefined, ...args), {
-    withCommit: (db: Db, ...args: A) => run.withCommit(db, undefined, ...args),
+export function preparedStatement<P extends object, R>(build: (db: Db, params: P) => Compilable<R>): PreparedRun<P, R> {
+  const run = preparedPerShape<undefined, P, R>(() => '', (db, _shape, params) => build(db, params));
+  return Object.assign((db: Db, params: P) => run(db, undefined, params), {
+    withCommit: (db: Db, params: P) => run.withCommit(db, undefined, params),
   });
 }
 

@@ -4,21 +4,21 @@ import type { Database } from '../../src/db/database.js';
 import { UnstorableText } from '../../src/db/errors.js';
 import { preparedStatement } from '../../src/db/prepared.js';
 import { sqliteDialect } from '../../src/db/sqlite.js';
-import { inUnitOfWork, type Trx } from '../../src/db/unit-of-work.js';
+import { inUnitOfWork, type Db, type Trx } from '../../src/db/unit-of-work.js';
 
 /** On SQLite, compiled statements run on the spot where they may (src/db/direct-statement.ts). */
 describe('direct statements on SQLite', () => {
   const dialect = sqliteDialect({ kind: 'sqlite', file: ':memory:', statementTimeoutMs: 1000 });
   let db: Kysely<Database>;
   const seen: string[] = [];
-  const read = preparedStatement(
-    (on, scope: string) => on.selectFrom('change_counters').select('version').where('scope', '=', scope),
-    1,
+  const readStatement = preparedStatement((on, { scope }: { scope: string }) =>
+    on.selectFrom('change_counters').select('version').where('scope', '=', scope),
   );
-  const insert = preparedStatement(
-    (on, scope: string, version: number) => on.insertInto('change_counters').values({ scope, version }),
-    2,
+  const insertStatement = preparedStatement((on, { scope, version }: { scope: string; version: number }) =>
+    on.insertInto('change_counters').values({ scope, version }),
   );
+  const read = (on: Db, scope: string) => readStatement(on, { scope });
+  const insert = (on: Db, scope: string, version: number) => insertStatement(on, { scope, version });
   const unit = <T>(work: (trx: Trx) => Promise<T>): Promise<T> => inUnitOfWork({ db, dialect }, [], work);
 
   beforeAll(async () => {

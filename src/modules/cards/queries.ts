@@ -8,16 +8,15 @@ import type { Db } from '../../db/unit-of-work.js';
 export type CardHead = Pick<CardRow, 'card_id' | 'user_id' | 'origin' | 'is_free' | 'deleted' | 'version'>;
 
 // Compiled once (db/prepared.ts): every card read and write runs one of them.
-const cardById = preparedStatement((db, cardId: string) => db.selectFrom('cards').selectAll().where('card_id', '=', cardId), 1);
+const cardById = preparedStatement((db, { cardId }: { cardId: string }) => db.selectFrom('cards').selectAll().where('card_id', '=', cardId));
 const headById = preparedStatement(
-  (db, cardId: string) =>
+  (db, { cardId }: { cardId: string }) =>
     db.selectFrom('cards').select(['card_id', 'user_id', 'origin', 'is_free', 'deleted', 'version']).where('card_id', '=', cardId),
-  1,
 );
 
 /** The card with this id, of any origin, deleted or not; undefined when there is none. */
 export async function findCard(db: Db, cardId: string): Promise<CardRow | undefined> {
-  const [row] = await cardById(db, cardId);
+  const [row] = await cardById(db, { cardId });
   return row;
 }
 
@@ -26,7 +25,7 @@ export async function findCard(db: Db, cardId: string): Promise<CardRow | undefi
  * answer without the document (a 304, or an answer kept under that tag).
  */
 export async function findCardHead(db: Db, cardId: string): Promise<CardHead | undefined> {
-  const [row] = await headById(db, cardId);
+  const [row] = await headById(db, { cardId });
   return row;
 }
 

@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import type { CardRowUpdate, Flag, NewCardRow } from '../../db/database.js';
+import type { CardRowUpdate, NewCardRow } from '../../db/database.js';
 import { prepared, preparedStatement } from '../../db/prepared.js';
 import type { Db } from '../../db/unit-of-work.js';
 
@@ -29,61 +29,34 @@ export function ownListReads(db: Db, includeDeleted: boolean): {
     if (!includeDeleted) query = query.where('deleted', '=', 0);
     return query;
   };
-  const listWithVersion = prepared(
-    (scope: string, userId: string) =>
-      db.selectNoFrom((eb) => [
-        eb.selectFrom('change_counters').select('version').where('scope', '=', scope).as('version'),
-        summaries(userId).as('members'),
-      ]),
-    2,
+  const listWithVersion = prepared(({ scope, userId }: { scope: string; userId: string }) =>
+    db.selectNoFrom((eb) => [
+      eb.selectFrom('change_counters').select('version').where('scope', '=', scope).as('version'),
+      summaries(userId).as('members'),
+    ]),
   );
   return {
     async listWithVersion(on, scope, userId) {
-      const [row] = await listWithVersion(on, scope, userId);
+      const [row] = await listWithVersion(on, { scope, userId });
       return { version: Number(row?.version ?? 0), members: row?.members ?? '' };
     },
   };
 }
 
-const insert = preparedStatement(
-  (
-    db,
-    card_id: string,
-    user_id: string,
-    origin: NewCardRow['origin'],
-    is_free: Flag,
-    in_club: Flag,
-    deleted: Flag,
-    sortkey: string,
-    created_at: string,
-    updated_at: string,
-    doc: string,
-    summary: string,
-  ) =>
-    db
-      .insertInto('cards')
-      .values({ card_id, user_id, origin, is_free, in_club, deleted, sortkey, created_at, updated_at, doc, summary })
-      .onConflict((oc) => oc.column('card_id').doNothing())
-      .returning('card_id'),
-  11,
+/** The columns a card is inserted with (its version starts at the column's default). */
+type CardInsert = Required<Pick<NewCardRow, 'card_id' | 'user_id' | 'origin' | 'is_free' | 'in_club' | 'deleted' | 'sortkey' | 'created_at' | 'updated_at' | 'doc' | 'summary'>>;
+
+const insert = preparedStatement((db, { card_id, user_id, origin, is_free, in_club, deleted, sortkey, created_at, updated_at, doc, summary }: CardInsert) =>
+  db
+    .insertInto('cards')
+    .values({ card_id, user_id, origin, is_free, in_club, deleted, sortkey, created_at, updated_at, doc, summary })
+    .onConflict((oc) => oc.column('card_id').doNothing())
+    .returning('card_id'),
 );
 
 /** Inserts a card (compiled once: every card create runs it); false when the id is taken. */
-export async function insertCard(db: Db, row: NewCardRow): Promise<boolean> {
-  const inserted = await insert(
-    db,
-    row.card_id,
-    row.user_id,
-    row.origin,
-    row.is_free,
-    row.in_club,
-    row.deleted,
-    row.sortkey,
-    row.created_at,
-    row.updated_at,
-    row.doc,
-    row.summary,
-  );
+export async function insertCard(db: Db, row: CardInsert): Promise<boolean> {
+  const inserted = await insert(db, row);
   return inserted.length === 1;
 }
 

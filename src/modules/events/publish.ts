@@ -74,6 +74,6 @@ export async function publishAll(trx: Trx, dialect: StoreDialect, events: readon
     // always had); a field left undefined is not written.
     const { read, tag, ...own } = fields as { read?: string; tag?: string };
     // Answered with the commit (one round trip for both on PostgreSQL): nothing waits for its rows.
-    await insertEvent.withCommit(trx, dialect, familyId, userId, kind, at, JSON.stringify({ kind, ids, read, tag, ...own }));
+    await insertEvent.withCommit(trx, dialect, { family_id: familyId, user_id: userId, kind, at, data: JSON.stringify({ kind, ids, read, tag, ...own }) });
   }
 }

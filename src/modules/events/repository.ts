@@ -28,7 +28,7 @@ export async function domainKeysOf(trx: Db, audiences: readonly { familyId: stri
   return [...keys].sort();
 }
 
-type EventValues = [family_id: string | null, user_id: string | null, kind: string, at: string, data: string];
+type EventValues = { family_id: string | null; user_id: string | null; kind: string; at: string; data: string };
 
 /**
  * The log's insert, compiled once per kind of database (db/prepared.ts): every publishing write
@@ -38,7 +38,7 @@ type EventValues = [family_id: string | null, user_id: string | null, kind: stri
  */
 export const insertEvent = preparedPerShape<StoreDialect, EventValues, unknown>(
   (dialect) => dialect.name,
-  (db, dialect, family_id, user_id, kind, at, data) => {
+  (db, dialect, { family_id, user_id, kind, at, data }) => {
     const text = (value: string | null) => sql<string>`cast(${value} as text)`;
     const family = sql<string>`coalesce(${text(family_id)}, (${familyIdOf(db, text(user_id))}))`;
     const domain = sql<string>`coalesce(${FAMILY_DOMAIN} || ${family}, ${USER_DOMAIN} || ${text(user_id)})`;
@@ -57,7 +57,6 @@ export const insertEvent = preparedPerShape<StoreDialect, EventValues, unknown>(
           .select([text(family_id).as('family_id'), text(user_id).as('user_id'), text(kind).as('kind'), text(at).as('at'), text(data).as('data')]),
       );
   },
-  5,
 );
 
 /** One event as a stream sends it: its id, and its JSON (kind, ids, read, tag, ...). */

@@ -17,14 +17,14 @@ export function familyIdOf(db: Db, userId: string | Expression<string>) {
   return db.selectFrom('family_memberships').select('family_id').where('user_id', '=', userId);
 }
 
-const familyIdStatement = preparedStatement((db, userId: string) => familyIdOf(db, userId), 1);
+const familyIdStatement = preparedStatement((db, { userId }: { userId: string }) => familyIdOf(db, userId));
 
 /**
  * The family the user belongs to, if any (read on `db`, or in the caller's transaction);
  * compiled once (db/prepared.ts): every family write and every MYO card's write reads it.
  */
 export async function familyIdOfUser(db: Db, userId: string): Promise<string | undefined> {
-  const [row] = await familyIdStatement(db, userId);
+  const [row] = await familyIdStatement(db, { userId });
   return row?.family_id;
 }
 

@@ -17,14 +17,13 @@ export async function findMembership(db: Db, userId: string): Promise<Membership
 
 const familyOfUserCounted = preparedPerShape(
   (wanted: readonly FamilyScope[]) => wanted.join(),
-  (db, wanted, userId: string) =>
+  (db, wanted, { userId }: { userId: string }) =>
     db
       .selectFrom('family_memberships as m')
       .innerJoin('families as f', 'f.family_id', 'm.family_id')
       .selectAll('f')
       .select((eb) => selectCounters(wanted, eb.ref('f.family_id')))
       .where('m.user_id', '=', userId),
-  1,
 );
 
 /**
@@ -36,7 +35,7 @@ export async function findFamilyOfUserCounted(
   userId: string,
   wanted: readonly FamilyScope[],
 ): Promise<{ row: FamilyRow; counters: number[] } | undefined> {
-  const [found] = await familyOfUserCounted(db, wanted, userId);
+  const [found] = await familyOfUserCounted(db, wanted, { userId });
   if (!found) return undefined;
   const { family_id, country, flags, created_at, updated_at } = found;
   return { row: { family_id, country, flags, created_at, updated_at }, counters: countersOf(found, wanted) };
@@ -44,13 +43,12 @@ export async function findFamilyOfUserCounted(
 
 const familyIdOfUserCounted = preparedPerShape(
   (wanted: readonly FamilyScope[]) => wanted.join(),
-  (db, wanted, userId: string) =>
+  (db, wanted, { userId }: { userId: string }) =>
     db
       .selectFrom('family_memberships as m')
       .select('m.family_id')
       .select((eb) => selectCounters(wanted, eb.ref('m.family_id')))
       .where('m.user_id', '=', userId),
-  1,
 );
 
 /** The id of the user's family with the counters of `wanted`, in one read compiled once; undefined without a family. */
@@ -59,7 +57,7 @@ export async function familyIdOfCounted(
   userId: string,
   wanted: readonly FamilyScope[],
 ): Promise<{ familyId: string; counters: number[] } | undefined> {
-  const [found] = await familyIdOfUserCounted(db, wanted, userId);
+  const [found] = await familyIdOfUserCounted(db, wanted, { userId });
   return found && { familyId: found.family_id, counters: countersOf(found, wanted) };
 }
 
@@ -163,13 +161,12 @@ export async function addEvent(
   details: Record<string, unknown> = {},
 ): Promise<void> {
   // Nothing reads it back in the write: answered with the commit (db/prepared.ts).
-  await insertEvent.withCommit(db, familyId, type, at, JSON.stringify(details));
+  await insertEvent.withCommit(db, { family_id: familyId, type, at, details: JSON.stringify(details) });
 }
 
 const insertEvent = preparedStatement(
-  (db, family_id: string, type: string, at: string, details: string) =>
+  (db, { family_id, type, at, details }: { family_id: string; type: string; at: string; details: string }) =>
     db.insertInto('family_events').values({ family_id, type, at, details }),
-  4,
 );
 
 /** The family's events, oldest first. */

@@ -6,19 +6,18 @@ import type { Db } from '../../db/unit-of-work.js';
 
 /** A family's group; another family's group is not found, like a missing one. */
 const groupOfFamily = preparedStatement(
-  (db, familyId: string, groupId: string) =>
+  (db, { familyId, groupId }: { familyId: string; groupId: string }) =>
     db.selectFrom('library_groups').selectAll().where('group_id', '=', groupId).where('family_id', '=', familyId),
-  2,
 );
 
 export async function findGroup(db: Db, familyId: string, groupId: string): Promise<GroupRow | undefined> {
-  const [row] = await groupOfFamily(db, familyId, groupId);
+  const [row] = await groupOfFamily(db, { familyId, groupId });
   return row;
 }
 
 const groupOfUserCounted = preparedPerShape(
   (wanted: readonly FamilyScope[]) => wanted.join(),
-  (db, wanted, userId: string, groupId: string) =>
+  (db, wanted, { userId, groupId }: { userId: string; groupId: string }) =>
     db
       .selectFrom('library_groups as g')
       .innerJoin('family_memberships as m', 'm.family_id', 'g.family_id')
@@ -26,7 +25,6 @@ const groupOfUserCounted = preparedPerShape(
       .select((eb) => selectCounters(wanted, eb.ref('g.family_id')))
       .where('m.user_id', '=', userId)
       .where('g.group_id', '=', groupId),
-  2,
 );
 
 /**
@@ -40,7 +38,7 @@ export async function findGroupOfUserCounted(
   groupId: string,
   wanted: readonly FamilyScope[],
 ): Promise<{ row: GroupRow; counters: number[] } | undefined> {
-  const [found] = await groupOfUserCounted(db, wanted, userId, groupId);
+  const [found] = await groupOfUserCounted(db, wanted, { userId, groupId });
   if (!found) return undefined;
   const { group_id, family_id, name, image_id, items, created_at, last_modified_at, version } = found;
   return {
@@ -60,13 +58,12 @@ export async function listGroups(db: Db, familyId: string): Promise<GroupRow[]> 
 }
 
 const countOfFamily = preparedStatement(
-  (db, familyId: string) =>
+  (db, { familyId }: { familyId: string }) =>
     db.selectFrom('library_groups').select((eb) => eb.fn.countAll<number | string>().as('n')).where('family_id', '=', familyId),
-  1,
 );
 
 export async function countGroups(db: Db, familyId: string): Promise<number> {
-  const [row] = await countOfFamily(db, familyId);
+  const [row] = await countOfFamily(db, { familyId });
   return Number(row?.n ?? 0);
 }
 
@@ -81,16 +78,15 @@ export async function updateGroup(
   changes: Pick<GroupRow, 'name' | 'image_id' | 'items' | 'last_modified_at'>,
 ): Promise<void> {
   // Under the family's lock the group is there (found first): answered with the commit.
-  await update.withCommit(db, changes.name, changes.image_id, changes.items, changes.last_modified_at, groupId);
+  await update.withCommit(db, { ...changes, groupId });
 }
 
 const update = preparedStatement(
-  (db, name: string, image_id: string, items: string, last_modified_at: string, groupId: string) =>
+  (db, { name, image_id, items, last_modified_at, groupId }: Pick<GroupRow, 'name' | 'image_id' | 'items' | 'last_modified_at'> & { groupId: string }) =>
     db
       .updateTable('library_groups')
       .set((eb) => ({ name, image_id, items, last_modified_at, version: eb('version', '+', 1) }))
       .where('group_id', '=', groupId),
-  5,
 );
 
 export async function deleteGroup(db: Db, familyId: string, groupId: string): Promise<boolean> {

@@ -65,11 +65,16 @@ function holdingsQuery(db: Db, shape: HoldingsShape, familyId: string, ids: read
   return ids ? held : held.orderBy('added_at').orderBy('card_id');
 }
 
-/** The query of each shape, compiled once (db/prepared.ts): the family's id, then the card ids. */
+/**
+ * The query of each shape, compiled once (db/prepared.ts), on a list: the family's id, then the
+ * card ids (as many as the shape's slots).
+ */
 const preparedHoldings = preparedPerShape(
   (shape: HoldingsShape) => `${shape.form} ${shape.includeDeleted} ${shape.slots ?? 'all'}`,
-  (db, shape, familyId: string, ...ids: string[]) => holdingsQuery(db, shape, familyId, shape.slots === undefined ? undefined : ids),
-  (shape) => 1 + (shape.slots ?? 0),
+  (db, shape, list: readonly string[]) => {
+    const slots = shape.slots;
+    return holdingsQuery(db, shape, list[0]!, slots === undefined ? undefined : Array.from({ length: slots }, (_, i) => list[i + 1]!));
+  },
 );
 
 /** The family library's cards that `wanted` asks for, in one query. */
@@ -78,7 +83,7 @@ export async function heldCardRows(db: Db, familyId: string, wanted: HeldCardsWa
   const slots = ids && slotsFor(ids.length);
   return ids && ids.length > MAX_PREPARED_IDS
     ? await holdingsQuery(db, { form, includeDeleted, slots: ids.length }, familyId, ids).execute()
-    : await preparedHoldings(db, { form, includeDeleted, slots }, familyId, ...(ids && slots ? padded(ids, slots) : []));
+    : await preparedHoldings(db, { form, includeDeleted, slots }, [familyId, ...(ids && slots ? padded(ids, slots) : [])]);
 }
 
 /** `ids` filling `slots`, the rest its first id again. */

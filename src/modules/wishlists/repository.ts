@@ -7,13 +7,12 @@ export type NewWishlistRow = Pick<WishlistRow, 'wishlist_id' | 'share_id' | 'use
 
 /** The user's wishlist; other users' wishlists are not found, like missing ones. */
 const owned = preparedStatement(
-  (db, userId: string, wishlistId: string) =>
+  (db, { userId, wishlistId }: { userId: string; wishlistId: string }) =>
     db.selectFrom('wishlists').selectAll().where('wishlist_id', '=', wishlistId).where('user_id', '=', userId),
-  2,
 );
 
 export async function findOwned(db: Db, userId: string, wishlistId: string): Promise<WishlistRow | undefined> {
-  const [row] = await owned(db, userId, wishlistId);
+  const [row] = await owned(db, { userId, wishlistId });
   return row;
 }
 
@@ -69,37 +68,32 @@ export async function listByUser(db: Db, userId: string): Promise<WishlistRow[]>
 }
 
 const countOfUser = preparedStatement(
-  (db, userId: string) =>
+  (db, { userId }: { userId: string }) =>
     db.selectFrom('wishlists').select((eb) => eb.fn.countAll<number | string>().as('n')).where('user_id', '=', userId),
-  1,
 );
 
 export async function countByUser(db: Db, userId: string): Promise<number> {
-  const [row] = await countOfUser(db, userId);
+  const [row] = await countOfUser(db, { userId });
   return Number(row?.n ?? 0);
 }
 
-const insert = preparedStatement(
-  (db, wishlist_id: string, share_id: string, user_id: string, content: string, name: string | null, created_at: string, updated_at: string) =>
-    db.insertInto('wishlists').values({ wishlist_id, share_id, user_id, content, name, created_at, updated_at }),
-  7,
+const insert = preparedStatement((db, { wishlist_id, share_id, user_id, content, name, created_at, updated_at }: NewWishlistRow) =>
+  db.insertInto('wishlists').values({ wishlist_id, share_id, user_id, content, name, created_at, updated_at }),
 );
 
 export async function insertWishlist(db: Db, row: NewWishlistRow): Promise<void> {
-  await insert(db, row.wishlist_id, row.share_id, row.user_id, row.content, row.name, row.created_at, row.updated_at);
+  await insert(db, row);
 }
 
 const update = preparedStatement(
-  (db, content: string, name: string | null, at: string, wishlistId: string, userId: string) =>
+  (db, { content, name, at, wishlistId, userId }: { content: string; name: string | null; at: string; wishlistId: string; userId: string }) =>
     db
       .updateTable('wishlists')
       .set((eb) => ({ content, name, updated_at: at, version: eb('version', '+', 1) }))
       .where('wishlist_id', '=', wishlistId)
       .where('user_id', '=', userId)
       .returning('version'),
-  5,
 );
-
 
 /**
  * Replaces the content and name in one statement, so concurrent updates never mix two bodies,
@@ -112,7 +106,7 @@ export async function updateWishlist(
   fields: { content: string; name: string | null },
   at: string,
 ): Promise<number | undefined> {
-  const [row] = await update(db, fields.content, fields.name, at, wishlistId, userId);
+  const [row] = await update(db, { ...fields, at, wishlistId, userId });
   return row?.version;
 }
 
