@@ -2,6 +2,7 @@ import { sql } from 'kysely';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createDeployment, type Deployment } from './support/deployment.js';
 import { runCli, runScript, type CliProcess } from './support/processes.js';
+import { MIGRATION_NAMES } from '../src/db/migrate.js';
 import { testDialect } from './support/test-database.js';
 
 const PROCESSES = 4;
@@ -61,8 +62,8 @@ describe(`migrations on ${testDialect()}`, () => {
     const runs = procs.map((p) => JSON.parse(p.stdout().split('\n')[1]!) as Run);
     // Some of them ran at the same time, or this would prove nothing about the lock.
     expect(overlappingPairs(runs), JSON.stringify(runs)).toBeGreaterThan(0);
-    expect(runs.flatMap((r) => r.applied)).toEqual(['001-initial', '002-media', '003-readiness-probe', '004-conditional-requests', '005-transcode-turns', '006-sign-in', '007-sign-in-owners', '008-live-events', '009-players', '010-passkeys', '011-token-revocations', '012-account-sessions', '013-links', '014-wishlist-names']);
-    expect(await migrationNames(deployment)).toEqual(['001-initial', '002-media', '003-readiness-probe', '004-conditional-requests', '005-transcode-turns', '006-sign-in', '007-sign-in-owners', '008-live-events', '009-players', '010-passkeys', '011-token-revocations', '012-account-sessions', '013-links', '014-wishlist-names']);
+    expect(runs.flatMap((r) => r.applied)).toEqual(MIGRATION_NAMES);
+    expect(await migrationNames(deployment)).toEqual(MIGRATION_NAMES);
   });
 
   it('`cardshelf migrate` applies what is pending, then finds nothing to do', async () => {
@@ -73,6 +74,6 @@ describe(`migrations on ${testDialect()}`, () => {
     const second = runCli(['migrate'], deployment.env);
     expect(await second.exited, second.stderr()).toEqual({ code: 0, signal: null });
     expect(second.stderr()).toContain('migrations: already up to date');
-    expect(await migrationNames(deployment)).toEqual(['001-initial', '002-media', '003-readiness-probe', '004-conditional-requests', '005-transcode-turns', '006-sign-in', '007-sign-in-owners', '008-live-events', '009-players', '010-passkeys', '011-token-revocations', '012-account-sessions', '013-links', '014-wishlist-names']);
+    expect(await migrationNames(deployment)).toEqual(MIGRATION_NAMES);
   });
 });

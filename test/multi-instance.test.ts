@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cardBody } from './helpers.js';
 import { createDeployment, type Deployment } from './support/deployment.js';
 import { http, startServer, type HttpReply, type ServerProcess } from './support/processes.js';
+import { MIGRATION_NAMES } from '../src/db/migrate.js';
 import { testDialect } from './support/test-database.js';
 
 /**
@@ -69,7 +70,7 @@ describe(`two server processes on one ${testDialect()} database`, () => {
   it('migrated the schema once, though both instances started together', async () => {
     const { db } = deployment.store();
     const rows = await db.selectFrom(sql.table('kysely_migration').as('m')).select(sql.ref<string>('name').as('name')).execute();
-    expect(rows.map((r) => r.name)).toEqual(['001-initial', '002-media', '003-readiness-probe', '004-conditional-requests', '005-transcode-turns', '006-sign-in', '007-sign-in-owners', '008-live-events', '009-players', '010-passkeys', '011-token-revocations', '012-account-sessions', '013-links', '014-wishlist-names']);
+    expect(rows.map((r) => r.name)).toEqual(MIGRATION_NAMES);
   });
 
   it('50 simultaneous wishlist creates of one user: exactly 10 x 201, 40 x 400 wishlist-limit, 10 stored', async () => {

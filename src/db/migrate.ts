@@ -16,24 +16,29 @@ import { accountSessions } from './migrations/012-account-sessions.js';
 import { links } from './migrations/013-links.js';
 import { wishlistNames } from './migrations/014-wishlist-names.js';
 
-/** The migrations, in order. Names sort; each is built for the dialect it runs on. */
+/** The migrations, in order, by name. Names sort; each is built for the dialect it runs on. */
+const MIGRATIONS: readonly (readonly [name: string, build: (dialect: StoreDialect) => Migration])[] = [
+  ['001-initial', initial],
+  ['002-media', media],
+  ['003-readiness-probe', readinessProbe],
+  ['004-conditional-requests', conditionalRequests],
+  ['005-transcode-turns', transcodeTurns],
+  ['006-sign-in', signIn],
+  ['007-sign-in-owners', signInOwners],
+  ['008-live-events', liveEvents],
+  ['009-players', players],
+  ['010-passkeys', passkeys],
+  ['011-token-revocations', tokenRevocations],
+  ['012-account-sessions', accountSessions],
+  ['013-links', links],
+  ['014-wishlist-names', wishlistNames],
+];
+
+/** The names of the migrations, in the order they run (and are recorded in). */
+export const MIGRATION_NAMES: readonly string[] = MIGRATIONS.map(([name]) => name);
+
 function migrations(dialect: StoreDialect): Record<string, Migration> {
-  return {
-    '001-initial': initial(dialect),
-    '002-media': media(dialect),
-    '003-readiness-probe': readinessProbe(),
-    '004-conditional-requests': conditionalRequests(dialect),
-    '005-transcode-turns': transcodeTurns(),
-    '006-sign-in': signIn(dialect),
-    '007-sign-in-owners': signInOwners(dialect),
-    '008-live-events': liveEvents(dialect),
-    '009-players': players(dialect),
-    '010-passkeys': passkeys(dialect),
-    '011-token-revocations': tokenRevocations(dialect),
-    '012-account-sessions': accountSessions(dialect),
-    '013-links': links(dialect),
-    '014-wishlist-names': wishlistNames(dialect),
-  };
+  return Object.fromEntries(MIGRATIONS.map(([name, build]) => [name, build(dialect)]));
 }
 
 /**
