@@ -1,11 +1,13 @@
+import { tableSpec, type TableSpec } from './table-spec.js';
+
 /**
  * The sign-in tables an archive carries (format version 2), after the others: accounts, their
  * passkeys, and registered apps (rows of the OAuth engine's `oauth_records`). What travels and
- * what does not, and the rules for them: transfer/accounts.ts. Declared without the TableSpec
- * type (archive-format.ts checks them where it lists them) so the two do not import each other.
+ * what does not, and the rules for them: transfer/accounts.ts. Checked against the database by
+ * `tableSpec` (table-spec.ts, which archive-format.ts shares, so neither imports the other).
  */
-export const ACCOUNT_TABLES = [
-  {
+export const ACCOUNT_TABLES: readonly TableSpec[] = [
+  tableSpec({
     name: 'accounts',
     columns: [
       { name: 'user_id', type: 'text' },
@@ -20,8 +22,8 @@ export const ACCOUNT_TABLES = [
     ],
     order: ['user_id'],
     keys: [['user_id'], ['email_key']],
-  },
-  {
+  }),
+  tableSpec({
     name: 'passkeys',
     columns: [
       { name: 'id', type: 'text' },
@@ -36,8 +38,8 @@ export const ACCOUNT_TABLES = [
     order: ['id'],
     keys: [['id']],
     references: [{ column: 'user_id', table: 'accounts' }],
-  },
-  {
+  }),
+  tableSpec({
     // Registered apps only (`Client`, transfer/accounts.ts): the exporter selects them, the importer refuses others.
     name: 'oauth_records',
     columns: [
@@ -53,5 +55,5 @@ export const ACCOUNT_TABLES = [
     ],
     order: ['model', 'id'],
     keys: [['model', 'id']],
-  },
-] as const;
+  }),
+];

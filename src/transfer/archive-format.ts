@@ -17,6 +17,9 @@
 
 import { ACCOUNT_TABLES } from './account-tables.js';
 import { LINK_TABLES } from './link-tables.js';
+import { columnsOf, tableSpec, type ColumnSpec, type Row, type TableSpec } from './table-spec.js';
+
+export { columnsOf, type ColumnSpec, type ColumnType, type Reference, type Row, type TableSpec } from './table-spec.js';
 
 export const ARCHIVE_FORMAT = 'cardshelf-archive';
 /**
@@ -85,83 +88,24 @@ export interface Manifest {
   entries: ManifestEntry[];
 }
 
-/**
- * A column's portable type: `text` (no NUL: PostgreSQL cannot store it), `json` (text that
- * parses as JSON), `int` (a safe integer; flags are 0/1 integers), `bigint` (a size: a
- * non-negative safe integer, a number in the archive even where PostgreSQL reads a string).
- */
-export type ColumnType = 'text' | 'json' | 'int' | 'bigint';
-
-export interface ColumnSpec {
-  name: string;
-  type: ColumnType;
-  nullable?: boolean;
-  /** The archive version that added the column (nullable then): archives before it lack it. Default 1. */
-  since?: number;
-}
-
-/** The columns a row of `table` has in an archive of `version`, in order. */
-export const columnsOf = (table: TableSpec, version: number): readonly ColumnSpec[] => table.columns.filter((c) => (c.since ?? 1) <= version);
-
-export interface TableSpec {
-  name: string;
-  columns: readonly ColumnSpec[];
-  /** The order rows are read and written in: the primary key, or an internal one. */
-  order: readonly string[];
-  /**
-   * A column of `order` that is not exported (family_events' auto-increment id: history is
-   * read in id order, so rows are written in that order and the target numbers them anew).
-   */
-  internalOrder?: boolean;
-  /** Every key a row of the archive may collide on with a row already in the target. */
-  keys: readonly (readonly string[])[];
-  /**
-   * Rows named by their content (a media object by its hash, a transcode by its source): a
-   * row already in the target is the same fact, kept as it is, never a conflict.
-   */
-  shared?: boolean;
-  /**
-   * Columns that name a row of another table (a foreign key, declared or not): the importer
-   * refuses a value found neither in the archive nor in the target.
-   */
-  references?: readonly Reference[];
-  /**
-   * The table's columns that the archive does not carry, and the values the importer writes in
-   * them, the same for every row of one import (`at`: its time). A link arrives failed, its
-   * sign-in left behind (link-tables.ts). The exporter reads the archive's columns only.
-   */
-  onImport?: (at: string) => Row;
-}
-
-export interface Reference {
-  column: string;
-  /** The table named, by its first key. */
-  table: 'media_objects' | 'cards' | 'families' | 'accounts' | 'links';
-  /**
-   * A family's archive may name what it does not carry: its library records name catalogue
-   * cards, which a family's archive never holds (a server without them shows nothing there).
-   */
-  optionalInFamilyArchive?: boolean;
-}
-
-const text = (name: string, nullable = false): ColumnSpec => ({ name, type: 'text', nullable });
-const json = (name: string, nullable = false): ColumnSpec => ({ name, type: 'json', nullable });
-const int = (name: string): ColumnSpec => ({ name, type: 'int' });
-const bigint = (name: string): ColumnSpec => ({ name, type: 'bigint' });
+const text = <N extends string>(name: N, nullable = false): ColumnSpec<N> => ({ name, type: 'text', nullable });
+const json = <N extends string>(name: N, nullable = false): ColumnSpec<N> => ({ name, type: 'json', nullable });
+const int = <N extends string>(name: N): ColumnSpec<N> => ({ name, type: 'int' });
+const bigint = <N extends string>(name: N): ColumnSpec<N> => ({ name, type: 'bigint' });
 
 /**
  * The tables, parents before children (the importer inserts in this order, and the foreign
  * keys are checked on every insert). Migration bookkeeping and readiness_probe are not data.
  */
 export const TABLES: readonly TableSpec[] = [
-  {
+  tableSpec({
     name: 'media_objects',
     columns: [text('sha256'), bigint('size'), text('content_type'), text('created_at')],
     order: ['sha256'],
     keys: [['sha256']],
     shared: true,
-  },
-  {
+  }),
+  tableSpec({
     name: 'cards',
     columns: [
       text('card_id'),
@@ -176,16 +120,18 @@ export const TABLES: readonly TableSpec[] = [
       json('doc'),
       json('summary'),
     ],
+    // Versions do not travel: a row arrives at version 1 (and so for groups and wishlists).
+    leftOut: ['version'],
     order: ['card_id'],
     keys: [['card_id']],
-  },
-  {
+  }),
+  tableSpec({
     name: 'families',
     columns: [text('family_id'), text('country'), json('flags'), text('created_at'), text('updated_at')],
     order: ['family_id'],
     keys: [['family_id']],
-  },
-  {
+  }),
+  tableSpec({
     name: 'family_memberships',
     columns: [
       text('user_id'),
@@ -201,8 +147,8 @@ export const TABLES: readonly TableSpec[] = [
     order: ['user_id'],
     keys: [['user_id']],
     references: [{ column: 'family_id', table: 'families' }],
-  },
-  {
+  }),
+  tableSpec({
     name: 'family_devices',
     // A player's credential (`credential_id`) is left out: a token of the old instance, or one a
     // member revoked before a backup was taken, must never work again from an archive. Its last
@@ -219,19 +165,21 @@ export const TABLES: readonly TableSpec[] = [
       { ...json('shortcuts', true), since: 2 },
       { ...text('registered_by', true), since: 2 },
     ],
+    leftOut: ['credential_id', 'status', 'status_at'],
     order: ['device_id'],
     keys: [['device_id']],
     references: [{ column: 'family_id', table: 'families' }],
-  },
-  {
+  }),
+  tableSpec({
     name: 'family_events',
     columns: [text('family_id'), text('type'), text('at'), json('details')],
+    leftOut: ['id'],
     order: ['id'],
     internalOrder: true,
     keys: [],
     references: [{ column: 'family_id', table: 'families' }],
-  },
-  {
+  }),
+  tableSpec({
     name: 'library_records',
     columns: [
       text('record_id'),
@@ -248,8 +196,8 @@ export const TABLES: readonly TableSpec[] = [
       { column: 'family_id', table: 'families' },
       { column: 'card_id', table: 'cards', optionalInFamilyArchive: true },
     ],
-  },
-  {
+  }),
+  tableSpec({
     name: 'library_groups',
     columns: [
       text('group_id'),
@@ -260,24 +208,26 @@ export const TABLES: readonly TableSpec[] = [
       text('created_at'),
       text('last_modified_at'),
     ],
+    leftOut: ['version'],
     order: ['group_id'],
     keys: [['group_id']],
     references: [{ column: 'family_id', table: 'families' }],
-  },
-  {
+  }),
+  tableSpec({
     name: 'wishlists',
     columns: [text('wishlist_id'), text('share_id'), text('user_id'), json('content'), text('created_at'), text('updated_at'), { ...text('name', true), since: 4 }],
+    leftOut: ['version'],
     order: ['wishlist_id'],
     keys: [['wishlist_id'], ['share_id']],
-  },
-  {
+  }),
+  tableSpec({
     name: 'media_holdings',
     columns: [text('owner_id'), text('sha256'), text('kind'), bigint('size'), text('created_at')],
     order: ['owner_id', 'sha256', 'kind'],
     keys: [['owner_id', 'sha256', 'kind']],
     references: [{ column: 'sha256', table: 'media_objects' }],
-  },
-  {
+  }),
+  tableSpec({
     name: 'audio_uploads',
     columns: [
       text('upload_id'),
@@ -292,8 +242,8 @@ export const TABLES: readonly TableSpec[] = [
     ],
     order: ['upload_id'],
     keys: [['upload_id']],
-  },
-  {
+  }),
+  tableSpec({
     name: 'transcodes',
     columns: [
       text('source_sha256'),
@@ -311,8 +261,8 @@ export const TABLES: readonly TableSpec[] = [
     order: ['source_sha256', 'loudnorm'],
     keys: [['source_sha256', 'loudnorm']],
     shared: true,
-  },
-  {
+  }),
+  tableSpec({
     name: 'display_icons',
     columns: [
       text('display_icon_id'),
@@ -325,8 +275,8 @@ export const TABLES: readonly TableSpec[] = [
     order: ['display_icon_id'],
     keys: [['display_icon_id'], ['user_id', 'media_id']],
     references: [{ column: 'media_id', table: 'media_objects' }],
-  },
-  {
+  }),
+  tableSpec({
     name: 'family_images',
     columns: [text('family_id'), text('image_id'), bigint('size'), text('created_at')],
     order: ['family_id', 'image_id'],
@@ -335,7 +285,7 @@ export const TABLES: readonly TableSpec[] = [
       { column: 'family_id', table: 'families' },
       { column: 'image_id', table: 'media_objects' },
     ],
-  },
+  }),
   // Last: nothing else names them, and an archive of version 1 ends before them.
   ...ACCOUNT_TABLES,
   // After them: an archive of version 2 ends before them.
@@ -360,8 +310,6 @@ export function parseBatchEntryName(name: string): { tableIndex: number; batch: 
   if (TABLES[tableIndex]?.name !== match[2]) return undefined;
   return { tableIndex, batch: Number(match[3]) };
 }
-
-export type Row = Record<string, string | number | null>;
 
 /** A row as read from either database, in the archive's form: columns in spec order, sizes as numbers. */
 export function encodeRow(table: TableSpec, row: Record<string, unknown>): string {

@@ -1,7 +1,9 @@
+import { tableSpec, type TableSpec } from './table-spec.js';
+
 /**
  * Linked services in archives (format version 3; DECISIONS.md "Linked services": "a member's
- * export names the link, not its tokens"). Declared without the TableSpec type (archive-format.ts
- * checks them where it lists them) so the two do not import each other.
+ * export names the link, not its tokens"). Checked against the database by `tableSpec`
+ * (table-spec.ts, which archive-format.ts shares, so neither imports the other).
  *
  * - `links`: what names a link (its remote's URLs, client id, audience, when it was made). Never
  *   its sign-in: the sealed device code and tokens, and the code shown while signing in, are no
@@ -18,8 +20,8 @@
  */
 export const MOVED_REASON = 'moved to another instance: link it again';
 
-export const LINK_TABLES = [
-  {
+export const LINK_TABLES: readonly TableSpec[] = [
+  tableSpec({
     name: 'links',
     columns: [
       { name: 'link_id', type: 'text' },
@@ -31,11 +33,28 @@ export const LINK_TABLES = [
       { name: 'audience', type: 'text', nullable: true },
       { name: 'created_at', type: 'text' },
     ],
+    // Its sign-in (sealed codes and tokens, the code shown, the poll's schedule) and its state:
+    // a link arrives failed (`onImport`).
+    leftOut: [
+      'state',
+      'reason',
+      'updated_at',
+      'user_code',
+      'verification_uri',
+      'verification_uri_complete',
+      'expires_at',
+      'device_code_sealed',
+      'poll_interval',
+      'next_poll_at',
+      'refresh_token_sealed',
+      'access_token_sealed',
+      'access_expires_at',
+    ],
     order: ['link_id'],
     keys: [['link_id']],
     onImport: (at: string) => ({ state: 'failed', reason: MOVED_REASON, updated_at: at }),
-  },
-  {
+  }),
+  tableSpec({
     name: 'link_cards',
     columns: [
       { name: 'link_id', type: 'text' },
@@ -44,6 +63,7 @@ export const LINK_TABLES = [
       { name: 'remote_fingerprint', type: 'text' },
       { name: 'updated_at', type: 'text' },
     ],
+    leftOut: ['local_version'],
     order: ['link_id', 'remote_card_id'],
     keys: [
       ['link_id', 'remote_card_id'],
@@ -54,5 +74,5 @@ export const LINK_TABLES = [
       { column: 'local_card_id', table: 'cards' },
     ],
     onImport: () => ({ local_version: 0 }),
-  },
-] as const;
+  }),
+];
