@@ -132,21 +132,19 @@ export async function trimJobs(db: Db, linkId: string, keep: number): Promise<vo
  */
 export async function claimJob(db: Db, dialect: StoreDialect, at: string, leaseUntil: string, only?: string): Promise<LinkJobRow | undefined> {
   const which = only === undefined ? sql`` : sql` and c.job_id = ${only}`;
+  const claimable = sql`(c.state = 'queued' or (c.state = 'running' and c.lease_until < ${at}))${which}`;
   // Looked for first with a read: an idle poll then writes nothing. On SQLite an update takes
   // the file's write lock even when it matches no row, and waits for it (blocking the process)
   // while another process holds it.
-  const claimable = await sql<{ one: number }>`
-    select 1 as one from link_jobs c
-     where (c.state = 'queued' or (c.state = 'running' and c.lease_until < ${at}))${which}
-     limit 1`.execute(db);
-  if (claimable.rows.length === 0) return undefined;
+  const found = await sql<{ one: number }>`select 1 as one from link_jobs c where ${claimable} limit 1`.execute(db);
+  if (found.rows.length === 0) return undefined;
   const lock = dialect.skipLocked ? sql` for update skip locked` : sql``;
   const result = await sql<LinkJobRow>`
     update link_jobs
        set state = 'running', attempts = attempts + 1, lease_until = ${leaseUntil}, updated_at = ${at}
      where job_id = (
        select c.job_id from link_jobs c
-        where (c.state = 'queued' or (c.state = 'running' and c.lease_until < ${at}))${which}
+        where ${claimable}
         order by c.created_at, c.job_id
         limit 1${lock})
     returning *`.execute(db);

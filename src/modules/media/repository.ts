@@ -187,12 +187,10 @@ export async function claimTranscode(
   now: string,
   leaseUntil: string,
 ): Promise<TranscodeRow | undefined> {
+  const claimable = sql`(c.status = 'queued' or (c.status = 'running' and c.lease_until < ${now}))`;
   // Looked for first with a read, as links' claimJob: an idle poll then writes nothing.
-  const claimable = await sql<{ one: number }>`
-    select 1 as one from transcodes c
-     where c.status = 'queued' or (c.status = 'running' and c.lease_until < ${now})
-     limit 1`.execute(db);
-  if (claimable.rows.length === 0) return undefined;
+  const found = await sql<{ one: number }>`select 1 as one from transcodes c where ${claimable} limit 1`.execute(db);
+  if (found.rows.length === 0) return undefined;
   const lock = dialect.skipLocked ? sql` for update skip locked` : sql``;
   // A running job j is user u's when u uploaded its source.
   const usersJob = sql`exists (select 1 from audio_uploads mine
@@ -202,7 +200,7 @@ export async function claimTranscode(
        set status = 'running', attempts = attempts + 1, lease_until = ${leaseUntil}, updated_at = ${now}
      where (source_sha256, loudnorm) = (
        select c.source_sha256, c.loudnorm from transcodes c
-        where c.status = 'queued' or (c.status = 'running' and c.lease_until < ${now})
+        where ${claimable}
         order by
           coalesce((select min((select count(*) from transcodes j
                                  where j.status = 'running' and j.lease_until >= ${now} and ${usersJob}))
