@@ -51,11 +51,13 @@ export function prepared<P extends object, R>(build: (params: P) => Compilable<R
   for (const name of read) {
     if (!names.includes(name)) throw new Error(`prepared query: parameter ${name} is not a value of ${compiled.sql}`);
   }
+  // A list's members by number: a string key on an array is converted on every read.
+  const keys = names.map((name) => (name !== undefined && /^\d+$/.test(name) ? Number(name) : name));
   const queryOf = (params: P): CompiledQuery<R> => {
-    const given = params as Record<string, unknown>;
+    const given = params as Record<string | number, unknown>;
     const parameters = compiled.parameters.map((p, i) => {
-      const name = names[i];
-      return name === undefined ? p : given[name];
+      const key = keys[i];
+      return key === undefined ? p : given[key];
     });
     return { ...compiled, parameters };
   };
