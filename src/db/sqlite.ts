@@ -19,6 +19,7 @@ import type { StoreDialect } from './dialect.js';
 import { DatabaseUnavailable } from './errors.js';
 import { registerDirectStatements } from './direct-statement.js';
 import { GuardedDriver, isRead } from './guarded-driver.js';
+import { BACKSTOP_PAGES, startCheckpointer, type Checkpointer } from './sqlite-checkpointer.js';
 import { StatementWatch } from './statement-watch.js';
 
 /**
@@ -42,6 +43,11 @@ class ImmediateSqliteDialect extends SqliteDialect {
     const driver = super.createDriver();
     driver.beginTransaction = async (connection: DatabaseConnection): Promise<void> => {
       await connection.executeQuery(CompiledQuery.raw('begin immediate'));
+    };
+    const destroy = driver.destroy.bind(driver);
+    driver.destroy = async (): Promise<void> => {
+      await this.file.checkpointer?.stop();
+      await destroy();
     };
     // A connection to a file never drops, so there is nothing to reconnect.
     this.guarded = new GuardedDriver(driver, {
@@ -109,6 +115,8 @@ interface SqliteFile {
   readonly database: SQLite.Database;
   /** Throws DatabaseUnavailable('moved') when the path no longer leads to the opened file. */
   checkInPlace(): void;
+  /** Copies the log into the file off the event loop (sqlite-checkpointer.ts); none in memory. */
+  readonly checkpointer?: Checkpointer;
 }
 
 const PAUSE = new Int32Array(new SharedArrayBuffer(4));
@@ -146,18 +154,42 @@ function openSqlite(config: SqliteConfig): SqliteFile {
   const database = keepPreparedStatements(sqlite);
   if (file === ':memory:') return { database, checkInPlace: () => {} };
 
+  sqlite.pragma(`wal_autocheckpoint = ${BACKSTOP_PAGES}`);
+  const checkpointer = startCheckpointer({
+    file,
+    intervalMs: CHECKPOINT_INTERVAL_MS,
+    busyTimeoutMs: config.statementTimeoutMs,
+    onError: warnOnce(),
+  });
   // A process keeps writing to a file that was deleted or moved (its descriptor still works),
   // and every such write is lost at the next start. So before a write becomes durable the path
   // must still lead to the same file: one stat, about a microsecond.
   const opened = fs.statSync(file);
   return {
     database,
+    checkpointer,
     checkInPlace() {
       const now = fs.statSync(file, { throwIfNoEntry: false });
       if (!now || now.ino !== opened.ino || now.dev !== opened.dev) {
         throw new DatabaseUnavailable('moved', { cause: new Error(`${file} is no longer the database file opened`) });
       }
     },
+  };
+}
+
+/** Often enough that the log stays a few MB under a steady stream of writes. */
+const CHECKPOINT_INTERVAL_MS = 250;
+
+/**
+ * The database layer has no logger: a failing checkpoint is a process warning (on stderr), once
+ * for each new reason rather than four times a second.
+ */
+function warnOnce(): (message: string) => void {
+  let last: string | undefined;
+  return (message) => {
+    if (message === last) return;
+    last = message;
+    process.emitWarning(`SQLite checkpoint failed (tried again in the background): ${message}`, 'CardshelfDatabaseWarning');
   };
 }
 
