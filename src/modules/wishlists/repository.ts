@@ -1,6 +1,7 @@
 import type { WishlistRow } from '../../db/database.js';
 import { preparedStatement } from '../../db/prepared.js';
 import type { Db } from '../../db/unit-of-work.js';
+import type { WishlistLabels } from './rules.js';
 
 /** A new wishlist's columns (the version starts at its default). */
 export type NewWishlistRow = Pick<WishlistRow, 'wishlist_id' | 'share_id' | 'user_id' | 'content' | 'name' | 'created_at' | 'updated_at'>;
@@ -86,7 +87,7 @@ export async function insertWishlist(db: Db, row: NewWishlistRow): Promise<void>
 }
 
 const update = preparedStatement(
-  (db, { content, name, at, wishlistId, userId }: { content: string; name: string | null; at: string; wishlistId: string; userId: string }) =>
+  (db, { content, name, at, wishlistId, userId }: { content: string; at: string; wishlistId: string; userId: string } & WishlistLabels) =>
     db
       .updateTable('wishlists')
       .set((eb) => ({ content, name, updated_at: at, version: eb('version', '+', 1) }))
@@ -96,14 +97,14 @@ const update = preparedStatement(
 );
 
 /**
- * Replaces the content and name in one statement, so concurrent updates never mix two bodies,
+ * Replaces the content and labels in one statement, so concurrent updates never mix two bodies,
  * and bumps the version; the new version, or undefined when the user has no such wishlist.
  */
 export async function updateWishlist(
   db: Db,
   userId: string,
   wishlistId: string,
-  fields: { content: string; name: string | null },
+  fields: { content: string } & WishlistLabels,
   at: string,
 ): Promise<number | undefined> {
   const [row] = await update(db, { ...fields, at, wishlistId, userId });

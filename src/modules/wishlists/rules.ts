@@ -1,8 +1,9 @@
 import { AppError } from '../../shared/errors.js';
 import type { Static } from '@sinclair/typebox';
+import type { WishlistRow } from '../../db/database.js';
 import type { RawJson } from '../../shared/raw-json.js';
 import { renderAnswer, spliced } from '../../shared/render-answer.js';
-import { SharedWishlist, Wishlist } from './schemas.js';
+import { SharedWishlist, Wishlist, type WishlistBody } from './schemas.js';
 import { collectMediaRefHashes, mayHoldMediaRef } from '../cards/media-ref.js';
 
 /** The rules of a wishlist's stored form (DECISIONS.md, "Wishlists"), as pure functions. */
@@ -15,21 +16,49 @@ export const MAX_WISHLIST_BYTES = 307_200;
 export const MAX_WISHLIST_NAME_LENGTH = 100;
 
 /**
- * A wishlist answer's members besides its content, as the schema has them (schemas.ts), with the
- * stored name as it is kept (null: none, and the answer then has no `name`) and the shared view's
- * `ownerName` (null: the owner has no display name), which is never stored.
+ * What the owner sets on a wishlist besides its content, as stored (null: not set). Each is
+ * optional on the wire: a body that leaves one out keeps what the wishlist has, and an answer
+ * leaves out one not set. The service carries them as one value, so a label added here (with its
+ * column, its schema member and its statements) needs nothing of it.
  */
-export type WishlistFields = Omit<Static<typeof Wishlist>, 'content' | 'name'> & { name?: string | null; ownerName?: string | null };
+export type WishlistLabels = Pick<WishlistRow, 'name'>;
+
+/** A new wishlist's labels: none set. */
+export const NO_LABELS: WishlistLabels = { name: null };
+
+/** The labels of a stored row. */
+export const labelsOf = (row: WishlistLabels): WishlistLabels => ({ name: row.name });
+
+/**
+ * The labels a body sets, each through its rule, on top of those the wishlist has (`current`, or
+ * none for a new one): a label the body leaves out keeps its value.
+ */
+export function labelsAfter(body: WishlistBody, current: WishlistLabels = NO_LABELS): WishlistLabels {
+  const name = wishlistName(body.name);
+  return { ...current, ...(name === undefined ? {} : { name }) };
+}
+
+/**
+ * A wishlist answer's members besides its content, as the schema has them (schemas.ts), with the
+ * labels as stored (null or absent: not set, and the answer then leaves the member out) and the shared
+ * view's `ownerName` (null: the owner has no display name), which is never stored.
+ */
+export type WishlistFields = Omit<Static<typeof Wishlist>, 'content' | keyof WishlistLabels> &
+  Partial<WishlistLabels> & { ownerName?: string | null };
 
 /**
  * The wishlist as stored and returned, from the content's JSON text spliced as it is: the members
- * of the `Wishlist` schema (the `SharedWishlist` one with an `ownerName`) in their order. An
- * unnamed wishlist's answer is the interface's shape exactly (no `name`).
+ * of the `Wishlist` schema (the `SharedWishlist` one with an `ownerName`) in their order. A
+ * wishlist with no labels answers the interface's shape exactly.
  */
 export function renderWishlist(contentJson: string, fields: WishlistFields): RawJson {
-  const { name, ownerName, ...ids } = fields;
-  const values = { ...ids, content: spliced(contentJson), name: name ?? undefined };
-  return ownerName === undefined ? renderAnswer(Wishlist, values) : renderAnswer(SharedWishlist, { ...values, ownerName });
+  const { ownerName, ...rest } = fields;
+  const values: Record<string, unknown> = { content: spliced(contentJson) };
+  // A label not set (null) is left out: the schema's members are optional strings, not nullable.
+  for (const [key, value] of Object.entries(rest)) values[key] = value ?? undefined;
+  return ownerName === undefined
+    ? renderAnswer(Wishlist, values as Static<typeof Wishlist>)
+    : renderAnswer(SharedWishlist, { ...values, ownerName } as Static<typeof SharedWishlist>);
 }
 
 /**

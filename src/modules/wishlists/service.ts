@@ -9,7 +9,7 @@ import { newUrlSafeId } from '../../shared/ids.js';
 import { rawArray, wrapRaw, type RawJson } from '../../shared/raw-json.js';
 import { publish } from '../events/publish.js';
 import * as repo from './repository.js';
-import { type WishlistFields, checkWishlistLimit, checkWishlistSize, renderWishlist, wishlistName } from './rules.js';
+import { type WishlistFields, checkWishlistLimit, checkWishlistSize, labelsAfter, labelsOf, renderWishlist } from './rules.js';
 import type { WishlistBody } from './schemas.js';
 
 /** A wishlist answer (raw: references as stored) and its entity tag. */
@@ -35,7 +35,7 @@ export interface WishlistService {
   shared(shareId: string): Promise<RawJson>;
 }
 
-const fieldsOf = (row: WishlistRow): WishlistFields => ({ name: row.name, shareId: row.share_id, userId: row.user_id, wishlistId: row.wishlist_id });
+const fieldsOf = (row: WishlistRow): WishlistFields => ({ ...labelsOf(row), shareId: row.share_id, userId: row.user_id, wishlistId: row.wishlist_id });
 const renderRow = (row: WishlistRow): RawJson => renderWishlist(row.content, fieldsOf(row));
 
 export function createWishlistService(store: Store, tagger: Tagger): WishlistService {
@@ -76,9 +76,9 @@ export function createWishlistService(store: Store, tagger: Tagger): WishlistSer
   return {
     async create(userId, body, alsoCommit) {
       const content = JSON.stringify(body.content);
-      const name = wishlistName(body.name) ?? null;
+      const labels = labelsAfter(body);
       const ids = { shareId: newUrlSafeId(), userId, wishlistId: newUrlSafeId() };
-      const json = renderWishlist(content, { ...ids, name });
+      const json = renderWishlist(content, { ...ids, ...labels });
       checkWishlistSize(json);
       // Count and insert under the user's lock: the limit holds under concurrent creates.
       return inUnitOfWork(
@@ -92,7 +92,7 @@ export function createWishlistService(store: Store, tagger: Tagger): WishlistSer
             share_id: ids.shareId,
             user_id: userId,
             content,
-            name,
+            ...labels,
             created_at: at,
             updated_at: at,
           });
@@ -105,17 +105,16 @@ export function createWishlistService(store: Store, tagger: Tagger): WishlistSer
 
     async update(userId, wishlistId, body, precondition) {
       const content = JSON.stringify(body.content);
-      const sentName = wishlistName(body.name);
       // Under the owner's lock, so that no other write comes between the If-Match check and this one.
       return inUnitOfWork(store, [userLock(userId)], async (trx) => {
         const current = await repo.findOwned(trx, userId, wishlistId);
         if (!current) throw missing(wishlistId);
         requireMatch(precondition, wishlistTag(wishlistId, current.version), `wishlist ${wishlistId}`);
-        // A body without `name` (the interface's own) keeps the name the wishlist has.
-        const name = sentName === undefined ? current.name : sentName;
-        const json = renderWishlist(content, { shareId: current.share_id, userId, wishlistId, name });
+        // A body without a label (as the interface's own bodies are) keeps what the wishlist has.
+        const labels = labelsAfter(body, labelsOf(current));
+        const json = renderWishlist(content, { ...fieldsOf(current), ...labels });
         checkWishlistSize(json);
-        const version = await recordChange(trx, repo.updateWishlist(trx, userId, wishlistId, { content, name }, now()), 'wishlist.changed', userId, wishlistId);
+        const version = await recordChange(trx, repo.updateWishlist(trx, userId, wishlistId, { content, ...labels }, now()), 'wishlist.changed', userId, wishlistId);
         if (version === undefined) throw missing(wishlistId);
         return { wishlist: json, tag: wishlistTag(wishlistId, version) };
       });
