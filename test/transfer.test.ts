@@ -13,7 +13,7 @@ import { ARCHIVE_VERSION, TABLE_NAMES } from '../src/transfer/archive-format.js'
 import { cardBody, startTestApp, type TestApp } from './helpers.js';
 import { adminToken, expectStatus, familyIdOf, familyOf, mustAdd, newUser, putCatalogueCard } from './fixtures.js';
 import { makeAudio, pollTranscode, startMediaStore, uploadAudio } from './support/media.js';
-import { addMedia, bomb, editTable, repack, rowsOf, unpack, type Entry } from './support/archives.js';
+import { addMedia, archiveRow, bomb, editTable, repack, rowsOf, unpack, withColumnsOf, type Entry } from './support/archives.js';
 import { testDialect, type TestDialect } from './support/test-database.js';
 
 /**
@@ -380,10 +380,7 @@ describe(`moving house: ${SOURCE} to ${TARGET}`, { timeout: 120_000 }, () => {
   });
 
   it('an archive of format version 1 (players without their settings) still imports; its players take the defaults', async () => {
-    let entries = await editTable(await unpack(first), 'family_devices', (rows) =>
-      rows.map(({ device_id, family_id, added_at, position }) => ({ device_id, family_id, added_at, position })),
-    );
-    entries = await editTable(entries, 'wishlists', (rows) => rows.map(({ name: _, ...row }) => row));
+    let entries = await withColumnsOf(await unpack(first), 1);
     const older = (e: Entry): Entry =>
       e.name === 'cardshelf-archive.json' || e.name === 'manifest.json'
         ? { ...e, data: Buffer.from(e.data.toString().replace(`"version":${ARCHIVE_VERSION}`, '"version":1')) }
@@ -642,7 +639,7 @@ describe(`a family archive holds that family only (${TARGET})`, { timeout: 180_0
       await editTable(base, 'cards', (rows) => [...rows, { ...rows[0]!, card_id: 'zzalice', user_id: alice }]),
       new RegExp(`^${archive} holds cards of ${escape(alice)}, who is not one of its members`),
     );
-    const wishlist = { wishlist_id: 'zz-planted', share_id: 'zz-planted-share', user_id: alice, content: '[]', created_at: '2026-01-01T00:00:00.000Z', updated_at: '2026-01-01T00:00:00.000Z', name: null };
+    const wishlist = archiveRow('wishlists', { wishlist_id: 'zz-planted', share_id: 'zz-planted-share', user_id: alice, content: '[]', created_at: '2026-01-01T00:00:00.000Z', updated_at: '2026-01-01T00:00:00.000Z' });
     await refused(
       await editTable(base, 'wishlists', (rows) => [...rows, wishlist]),
       new RegExp(`^${archive} holds wishlists of ${escape(alice)}, who is not one of its members`),

@@ -5,7 +5,7 @@ import { buffer } from 'node:stream/consumers';
 import { pipeline } from 'node:stream/promises';
 import { createGunzip, gunzipSync, gzipSync } from 'node:zlib';
 import tar from 'tar-stream';
-import { TABLES, batchEntryName } from '../../src/transfer/archive-format.js';
+import { TABLES, batchEntryName, columnsOf } from '../../src/transfer/archive-format.js';
 
 /** tar-stream's header encoder (not in its types), to write a header whose body follows in other gzip members. */
 const tarHeaders = createRequire(import.meta.url)('tar-stream/headers.js') as {
@@ -96,6 +96,31 @@ export async function editTable(
   const others = entries.filter((e) => !(e.name.startsWith('tables/') && e.name.split('/')[1]!.slice(3) === table));
   const batch = rows.length === 0 ? [] : [{ name: batchEntryName(index, 1), data: Buffer.from(`${rows.map((r) => JSON.stringify(r)).join('\n')}\n`) }];
   return fixed(others, batch);
+}
+
+/**
+ * A row of `table` as an archive of this version holds it: `values` over every column of the
+ * table's spec, a column not given null. Tests plant rows with it, so a column added to the
+ * format changes none of them.
+ */
+export function archiveRow(table: string, values: Record<string, unknown>): Record<string, unknown> {
+  const spec = TABLES.find((t) => t.name === table);
+  if (!spec) throw new Error(`no archive table ${table}`);
+  return { ...Object.fromEntries(spec.columns.map((c) => [c.name, null])), ...values };
+}
+
+/**
+ * The rows of the archive's tables as format `version` wrote them: the columns added after it
+ * left out (archive-format.ts, `since`). The header's version is the caller's to change.
+ */
+export async function withColumnsOf(entries: Entry[], version: number): Promise<Entry[]> {
+  let edited = entries;
+  for (const spec of TABLES) {
+    const kept = new Set(columnsOf(spec, version).map((c) => c.name));
+    if (kept.size === spec.columns.length || rowsOf(edited, spec.name).length === 0) continue;
+    edited = await editTable(edited, spec.name, (rows) => rows.map((row) => Object.fromEntries(Object.entries(row).filter(([name]) => kept.has(name)))));
+  }
+  return edited;
 }
 
 /** The entries with media bytes added (a media entry and its media_objects row saying `contentType`). */
