@@ -50,8 +50,6 @@ export interface EventHub {
   start(slot: StreamSlot, open: OpenStream, sink: EventSink): Promise<void>;
   /** Ends every stream (the server shuts down) and stops the wakers. */
   close(): Promise<void>;
-  /** Open streams, for the metrics and the benchmark. */
-  size(): number;
   /** Streams a registered player holds open on this instance. */
   playerStreams(deviceId: string): number;
   /** Whether the hub is closing (the server shuts down: its streams end, their clients go elsewhere). */
@@ -197,7 +195,6 @@ export function createEventHub(
   pruner.unref();
 
   return {
-    size: () => registry.open.size,
     playerStreams: (deviceId) => registry.playerStreams(deviceId),
     closing: () => closing,
 
