@@ -5,7 +5,8 @@
  *
  *   app.ts, server.ts, cli.ts, main.ts   the edge: builds and wires everything
  *   http/                                everything that knows Fastify (but the routes)
- *   modules/<x>/routes.ts                HTTP for one resource: schemas, status codes
+ *   modules/<x>/routes.ts                HTTP for one resource: schemas, status codes (and the
+ *     files of modules/<x>/routes/ it composes, where one resource has many routes)
  *   modules/<x>/ (service, rules, ...)   the rules of the interface; no Fastify, no HTTP
  *   modules/<x>/repository.ts            that module's SQL, read by that module only (and any
  *     *-repository.ts beside it; so too in accounts/, oauth/, auth/ and every other folder)
@@ -56,9 +57,9 @@ module.exports = {
       severity: 'error',
       comment:
         'Services, rules and repositories are called by routes, never the reverse, and know nothing of Fastify or http/: Fastify stays out of services.',
-      from: { path: '^src/modules/[^/]+/', pathNot: '^src/modules/[^/]+/routes\\.ts$' },
+      from: { path: '^src/modules/[^/]+/', pathNot: '^src/modules/[^/]+/routes(\\.ts$|/)' },
       to: {
-        path: ['^src/http/', '^src/modules/[^/]+/routes\\.ts$', '^node_modules/(fastify|@fastify)/'],
+        path: ['^src/http/', '^src/modules/[^/]+/routes(\\.ts$|/)', '^node_modules/(fastify|@fastify)/'],
       },
     },
     {
@@ -87,9 +88,9 @@ module.exports = {
     {
       name: 'routes-are-wired-by-the-app',
       severity: 'error',
-      comment: 'Only the app registers routes.',
+      comment: "Only the app registers routes (a module's routes.ts composes the files of its routes/).",
       from: { path: '^src/', pathNot: ['^src/app\\.ts$', '^src/modules/[^/]+/routes\\.ts$'] },
-      to: { path: '^src/modules/[^/]+/routes\\.ts$' },
+      to: { path: '^src/modules/[^/]+/routes(\\.ts$|/)' },
     },
     {
       name: 'not-to-unresolvable',

@@ -2,6 +2,7 @@
 import js from '@eslint/js';
 import jsxA11y from 'eslint-plugin-jsx-a11y';
 import tseslint from 'typescript-eslint';
+import functionOwnLines from './eslint-rules/function-own-lines.js';
 
 /**
  * Where SQL may be written in src/ (issue 33, "Shape"): a module's `repository.ts` (its own SQL)
@@ -69,6 +70,13 @@ export default tseslint.config(
         { paths: [{ name: 'kysely', importNames: ['sql', 'CompiledQuery'], allowTypeImports: true, message: SQL_HOME_MESSAGE }] },
       ],
     },
+  },
+  {
+    // No function in src/ past 100 lines of its own, the functions nested in it apart (issue 38):
+    // a long one is split by what it does (eslint-rules/function-own-lines.js).
+    files: ['src/**/*.ts'],
+    plugins: { local: { rules: { 'function-own-lines': functionOwnLines } } },
+    rules: { 'local/function-own-lines': ['error', { max: 100 }] },
   },
   {
     // The web app (web/): accessibility rules on its JSX, browser globals (its own tsconfig).

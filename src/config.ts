@@ -320,52 +320,22 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
   return Object.freeze(fromEnv(withDefaults as Env));
 }
 
+/**
+ * The settings, section by section. The sections that refuse a combination of settings are read
+ * first, in this order: with several wrong, the one named is always the same.
+ */
 function fromEnv(env: Env): Config {
   const dataDir = path.resolve(env.DATA_DIR);
-  const oidc = [env.AUTH_ISSUER, env.AUTH_AUDIENCE, env.AUTH_JWKS_URL];
-  if (oidc.some(Boolean) && !oidc.every(Boolean)) {
-    throw new ConfigError(
-      'invalid configuration: AUTH_ISSUER, AUTH_AUDIENCE and AUTH_JWKS_URL go together',
-    );
-  }
-  const metricsAllow = env.METRICS_ALLOW?.split(',').map((a) => a.trim()).filter(Boolean);
-  const badRanges = (metricsAllow ?? []).filter((entry) => !isAddressOrRange(entry));
-  if (badRanges.length > 0) {
-    throw new ConfigError(`invalid configuration: METRICS_ALLOW: not an address or CIDR range: ${badRanges.join(', ')}`);
-  }
-  const trustProxy = trustProxyOf(env.TRUST_PROXY);
   const publicBaseUrl = (env.PUBLIC_BASE_URL ?? `http://localhost:${env.PORT}`).replace(/\/+$/, '');
-  const auth: AuthConfig =
-    env.AUTH_ISSUER && env.AUTH_AUDIENCE && env.AUTH_JWKS_URL
-      ? { mode: 'oidc', issuer: env.AUTH_ISSUER, audience: env.AUTH_AUDIENCE, jwksUrl: env.AUTH_JWKS_URL, tokenType: env.AUTH_TOKEN_TYPE }
-      : {
-          mode: 'local',
-          issuer: env.LOCAL_ISSUER,
-          audience: env.LOCAL_AUDIENCE,
-          keyFile: path.resolve(env.SIGNING_KEY_FILE ?? path.join(dataDir, 'signing-key.json')),
-          signInIssuer: publicBaseUrl,
-        };
-  if (Boolean(env.MEDIA_S3_ACCESS_KEY_ID) !== Boolean(env.MEDIA_S3_SECRET_ACCESS_KEY)) {
-    throw new ConfigError('invalid configuration: MEDIA_S3_ACCESS_KEY_ID and MEDIA_S3_SECRET_ACCESS_KEY go together');
-  }
+  const auth = authOf(env, dataDir, publicBaseUrl);
+  const metrics = metricsOf(env);
+  const trustProxy = trustProxyOf(env.TRUST_PROXY);
+  const media = mediaOf(env, dataDir);
   return {
     port: env.PORT,
     host: env.HOST,
     dataDir,
-    database: env.DATABASE_URL
-      ? {
-          kind: 'postgres',
-          url: env.DATABASE_URL,
-          poolSize: env.DATABASE_POOL_SIZE,
-          connectTimeoutMs: env.DATABASE_CONNECT_TIMEOUT_MS,
-          statementTimeoutMs: env.DATABASE_STATEMENT_TIMEOUT_MS,
-          idleInTransactionTimeoutMs: env.DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS,
-        }
-      : {
-          kind: 'sqlite',
-          file: path.join(dataDir, 'cardshelf.db'),
-          statementTimeoutMs: env.DATABASE_STATEMENT_TIMEOUT_MS,
-        },
+    database: databaseOf(env, dataDir),
     readyTimeoutMs: env.READY_TIMEOUT_MS,
     logLevel: env.LOG_LEVEL,
     auth,
@@ -375,36 +345,7 @@ function fromEnv(env: Env): Config {
     mediaUrlTemplate: env.MEDIA_URL_TEMPLATE ?? `${publicBaseUrl}/media/files/{hash}`,
     mediaUrlSecret: env.MEDIA_URL_SECRET,
     publicBaseUrl,
-    media: {
-      dir: path.join(dataDir, 'media'),
-      s3: env.MEDIA_S3_BUCKET
-        ? {
-            bucket: env.MEDIA_S3_BUCKET,
-            prefix: env.MEDIA_S3_PREFIX,
-            region: env.MEDIA_S3_REGION,
-            endpoint: env.MEDIA_S3_ENDPOINT,
-            forcePathStyle: env.MEDIA_S3_FORCE_PATH_STYLE === 'true',
-            credentials:
-              env.MEDIA_S3_ACCESS_KEY_ID && env.MEDIA_S3_SECRET_ACCESS_KEY
-                ? { accessKeyId: env.MEDIA_S3_ACCESS_KEY_ID, secretAccessKey: env.MEDIA_S3_SECRET_ACCESS_KEY }
-                : undefined,
-          }
-        : undefined,
-      maxAudioBytes: env.MEDIA_MAX_AUDIO_BYTES,
-      maxImageBytes: env.MEDIA_MAX_IMAGE_BYTES,
-      quotaBytes: env.MEDIA_QUOTA_BYTES,
-      transcodeConcurrency: env.MEDIA_TRANSCODE_CONCURRENCY,
-      transcodeLimits: {
-        maxTrackSeconds: env.MEDIA_MAX_TRACK_SECONDS,
-        timeLimitMinSeconds: env.MEDIA_TRANSCODE_TIME_MIN_SECONDS,
-        timeLimitPercent: env.MEDIA_TRANSCODE_TIME_PERCENT,
-      },
-      uploadUrlTtlSeconds: env.MEDIA_UPLOAD_URL_TTL_SECONDS,
-      ffmpegPath: env.FFMPEG_PATH,
-      searchPath: env.PATH ?? '',
-      copyCompatibleAudio: env.MEDIA_COPY_COMPATIBLE_AUDIO === 'true',
-      ffprobePath: env.FFPROBE_PATH,
-    },
+    media,
     defaultCountry: env.DEFAULT_COUNTRY,
     bodyLimit: env.BODY_LIMIT,
     answerCacheBytes: env.ANSWER_CACHE_MB * 1024 * 1024,
@@ -420,44 +361,144 @@ function fromEnv(env: Env): Config {
       maxEventLoopDelayMs: env.LOAD_SHED_EVENT_LOOP_DELAY_MS,
       maxHeapUsedBytes: env.LOAD_SHED_HEAP_USED_BYTES,
     },
-    metrics: {
-      token: env.METRICS_TOKEN,
-      allow: metricsAllow,
-    },
+    metrics,
     trustProxy,
-    events: {
-      heartbeatMs: env.EVENTS_HEARTBEAT_SECONDS * 1000,
-      retentionMs: env.EVENTS_RETENTION_SECONDS * 1000,
-      maxStreamsPerUser: env.EVENTS_MAX_STREAMS_PER_USER,
-      maxStreams: env.EVENTS_MAX_STREAMS,
-      maxPlayerStreamsPerFamily: env.PLAYERS_MAX_PER_FAMILY,
-      streamBufferBytes: env.EVENTS_STREAM_BUFFER_BYTES,
-      pollMs: env.EVENTS_POLL_MS,
-      holeGraceMs: env.EVENTS_HOLE_GRACE_MS,
-    },
+    events: eventsOf(env),
     players: { maxPerFamily: env.PLAYERS_MAX_PER_FAMILY },
-    mqtt: {
-      maxConnectionsPerUser: env.MQTT_MAX_CONNECTIONS_PER_USER,
-      maxSubscriptions: env.MQTT_MAX_SUBSCRIPTIONS,
-      maxMessageBytes: env.MQTT_MAX_MESSAGE_BYTES,
-      publishesPerSecond: env.MQTT_PUBLISHES_PER_SECOND,
+    mqtt: mqttOf(env),
+    links: linksOf(env),
+    signIn: signInOf(env),
+  };
+}
+
+/** The external issuer when its three settings are given (none or all), else the local one. */
+function authOf(env: Env, dataDir: string, publicBaseUrl: string): AuthConfig {
+  const oidc = [env.AUTH_ISSUER, env.AUTH_AUDIENCE, env.AUTH_JWKS_URL];
+  if (oidc.some(Boolean) && !oidc.every(Boolean)) {
+    throw new ConfigError(
+      'invalid configuration: AUTH_ISSUER, AUTH_AUDIENCE and AUTH_JWKS_URL go together',
+    );
+  }
+  return env.AUTH_ISSUER && env.AUTH_AUDIENCE && env.AUTH_JWKS_URL
+    ? { mode: 'oidc', issuer: env.AUTH_ISSUER, audience: env.AUTH_AUDIENCE, jwksUrl: env.AUTH_JWKS_URL, tokenType: env.AUTH_TOKEN_TYPE }
+    : {
+        mode: 'local',
+        issuer: env.LOCAL_ISSUER,
+        audience: env.LOCAL_AUDIENCE,
+        keyFile: path.resolve(env.SIGNING_KEY_FILE ?? path.join(dataDir, 'signing-key.json')),
+        signInIssuer: publicBaseUrl,
+      };
+}
+
+/** METRICS_TOKEN and METRICS_ALLOW: the addresses and ranges are checked here. */
+function metricsOf(env: Env): Config['metrics'] {
+  const metricsAllow = env.METRICS_ALLOW?.split(',').map((a) => a.trim()).filter(Boolean);
+  const badRanges = (metricsAllow ?? []).filter((entry) => !isAddressOrRange(entry));
+  if (badRanges.length > 0) {
+    throw new ConfigError(`invalid configuration: METRICS_ALLOW: not an address or CIDR range: ${badRanges.join(', ')}`);
+  }
+  return {
+    token: env.METRICS_TOKEN,
+    allow: metricsAllow,
+  };
+}
+
+/** PostgreSQL when DATABASE_URL is given, else SQLite in DATA_DIR. */
+function databaseOf(env: Env, dataDir: string): DatabaseConfig {
+  return env.DATABASE_URL
+    ? {
+        kind: 'postgres',
+        url: env.DATABASE_URL,
+        poolSize: env.DATABASE_POOL_SIZE,
+        connectTimeoutMs: env.DATABASE_CONNECT_TIMEOUT_MS,
+        statementTimeoutMs: env.DATABASE_STATEMENT_TIMEOUT_MS,
+        idleInTransactionTimeoutMs: env.DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS,
+      }
+    : {
+        kind: 'sqlite',
+        file: path.join(dataDir, 'cardshelf.db'),
+        statementTimeoutMs: env.DATABASE_STATEMENT_TIMEOUT_MS,
+      };
+}
+
+/** Media: where it is stored (DATA_DIR, or an S3 bucket), its limits, and the transcoder. */
+function mediaOf(env: Env, dataDir: string): MediaConfig {
+  if (Boolean(env.MEDIA_S3_ACCESS_KEY_ID) !== Boolean(env.MEDIA_S3_SECRET_ACCESS_KEY)) {
+    throw new ConfigError('invalid configuration: MEDIA_S3_ACCESS_KEY_ID and MEDIA_S3_SECRET_ACCESS_KEY go together');
+  }
+  return {
+    dir: path.join(dataDir, 'media'),
+    s3: env.MEDIA_S3_BUCKET
+      ? {
+          bucket: env.MEDIA_S3_BUCKET,
+          prefix: env.MEDIA_S3_PREFIX,
+          region: env.MEDIA_S3_REGION,
+          endpoint: env.MEDIA_S3_ENDPOINT,
+          forcePathStyle: env.MEDIA_S3_FORCE_PATH_STYLE === 'true',
+          credentials:
+            env.MEDIA_S3_ACCESS_KEY_ID && env.MEDIA_S3_SECRET_ACCESS_KEY
+              ? { accessKeyId: env.MEDIA_S3_ACCESS_KEY_ID, secretAccessKey: env.MEDIA_S3_SECRET_ACCESS_KEY }
+              : undefined,
+        }
+      : undefined,
+    maxAudioBytes: env.MEDIA_MAX_AUDIO_BYTES,
+    maxImageBytes: env.MEDIA_MAX_IMAGE_BYTES,
+    quotaBytes: env.MEDIA_QUOTA_BYTES,
+    transcodeConcurrency: env.MEDIA_TRANSCODE_CONCURRENCY,
+    transcodeLimits: {
+      maxTrackSeconds: env.MEDIA_MAX_TRACK_SECONDS,
+      timeLimitMinSeconds: env.MEDIA_TRANSCODE_TIME_MIN_SECONDS,
+      timeLimitPercent: env.MEDIA_TRANSCODE_TIME_PERCENT,
     },
-    links: {
-      allowPrivateNetworks: env.LINKS_ALLOW_PRIVATE_NETWORKS === 'true',
-      jobsPerInstance: env.LINK_JOBS_PER_INSTANCE,
-      filesPerJob: env.LINK_FILES_PER_JOB,
-      leaseSeconds: env.LINK_JOB_LEASE_SECONDS,
-      remoteTimeoutMs: env.LINK_REMOTE_TIMEOUT_SECONDS * 1000,
-      mediaTimeoutMs: env.LINK_MEDIA_TIMEOUT_SECONDS * 1000,
-    },
-    signIn: {
-      accessTokenTtlSeconds: env.ACCESS_TOKEN_TTL_SECONDS,
-      refreshTokenTtlSeconds: env.REFRESH_TOKEN_TTL_SECONDS,
-      refreshReuseGraceSeconds: env.REFRESH_REUSE_GRACE_SECONDS,
-      cookieKeys: env.SESSION_COOKIE_KEYS?.split(','),
-      signup: env.SIGNUP,
-      invitationsPerMember: env.INVITATIONS_PER_MEMBER,
-    },
+    uploadUrlTtlSeconds: env.MEDIA_UPLOAD_URL_TTL_SECONDS,
+    ffmpegPath: env.FFMPEG_PATH,
+    searchPath: env.PATH ?? '',
+    copyCompatibleAudio: env.MEDIA_COPY_COMPATIBLE_AUDIO === 'true',
+    ffprobePath: env.FFPROBE_PATH,
+  };
+}
+
+function eventsOf(env: Env): EventsConfig {
+  return {
+    heartbeatMs: env.EVENTS_HEARTBEAT_SECONDS * 1000,
+    retentionMs: env.EVENTS_RETENTION_SECONDS * 1000,
+    maxStreamsPerUser: env.EVENTS_MAX_STREAMS_PER_USER,
+    maxStreams: env.EVENTS_MAX_STREAMS,
+    maxPlayerStreamsPerFamily: env.PLAYERS_MAX_PER_FAMILY,
+    streamBufferBytes: env.EVENTS_STREAM_BUFFER_BYTES,
+    pollMs: env.EVENTS_POLL_MS,
+    holeGraceMs: env.EVENTS_HOLE_GRACE_MS,
+  };
+}
+
+function mqttOf(env: Env): MqttConfig {
+  return {
+    maxConnectionsPerUser: env.MQTT_MAX_CONNECTIONS_PER_USER,
+    maxSubscriptions: env.MQTT_MAX_SUBSCRIPTIONS,
+    maxMessageBytes: env.MQTT_MAX_MESSAGE_BYTES,
+    publishesPerSecond: env.MQTT_PUBLISHES_PER_SECOND,
+  };
+}
+
+function linksOf(env: Env): LinksConfig {
+  return {
+    allowPrivateNetworks: env.LINKS_ALLOW_PRIVATE_NETWORKS === 'true',
+    jobsPerInstance: env.LINK_JOBS_PER_INSTANCE,
+    filesPerJob: env.LINK_FILES_PER_JOB,
+    leaseSeconds: env.LINK_JOB_LEASE_SECONDS,
+    remoteTimeoutMs: env.LINK_REMOTE_TIMEOUT_SECONDS * 1000,
+    mediaTimeoutMs: env.LINK_MEDIA_TIMEOUT_SECONDS * 1000,
+  };
+}
+
+function signInOf(env: Env): Config['signIn'] {
+  return {
+    accessTokenTtlSeconds: env.ACCESS_TOKEN_TTL_SECONDS,
+    refreshTokenTtlSeconds: env.REFRESH_TOKEN_TTL_SECONDS,
+    refreshReuseGraceSeconds: env.REFRESH_REUSE_GRACE_SECONDS,
+    cookieKeys: env.SESSION_COOKIE_KEYS?.split(','),
+    signup: env.SIGNUP,
+    invitationsPerMember: env.INVITATIONS_PER_MEMBER,
   };
 }
 

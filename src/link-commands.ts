@@ -25,7 +25,7 @@ import { jobProgressBar, jobProgressLine } from './modules/links/job-text.js';
  * `POST /user/links/{linkId}/pull|push`). A job is followed to its end with this process
  * running it (no server needed; it claims only its own job, under the same lease as the
  * servers, so a server running too never runs it twice). Refusals are the service's errors
- * (AppError, 4xx): the caller (cli.ts) makes them exit 2.
+ * (AppError, 4xx): the caller (cli/link.ts) makes them exit 2.
  */
 
 /** How often a followed job is read. */

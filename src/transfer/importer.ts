@@ -113,108 +113,162 @@ interface Checked {
 
 /** Pass one: reads the whole archive, writes nothing. */
 async function checkArchive(db: Db, source: Readable, opts: ImportOptions): Promise<Checked> {
-  const entries: ManifestEntry[] = [];
-  const media = new Map<string, MediaEntry>();
-  let rules: RowRules | undefined;
-  const recorded = new Set<string>();
-  const rows: Record<string, number> = {};
-  const conflicts: Checked['conflicts'] = { total: 0, examples: [] };
-  const occupied = new Set<string>();
-  for (const table of TABLES) {
-    if (await hasRows(db, table.name)) occupied.add(table.name);
-  }
-  let header: ArchiveHeader | undefined;
-  let manifest: Manifest | undefined;
-  let lastTable = -1;
-  let lastBatch = 0;
-  let lastReport = performance.now();
-  let badRecord: ArchiveRefused | undefined;
-
+  const pass = new FirstPass(db, opts, await occupiedTables(db));
   try {
-    for await (const entry of readEntries(source)) {
-      if (manifest) refuse(`damaged archive: an entry (${entry.name}) follows the manifest`);
-      if (!header) {
-        const read = await readHeader(entry);
-        header = read.header;
-        rules = new RowRules(db, header.scope, media);
-        entries.push(await summarise(entry.name, read.raw));
-        continue;
-      }
-      if (entry.name === MANIFEST_ENTRY) {
-        // Bounded by what it lists (the entries before it) before a byte of it is read.
-        manifest = parseJson(await readBounded(entry, maxManifestBytes(entries.length)), MANIFEST_ENTRY) as Manifest;
-        continue;
-      }
-      if (entry.name.startsWith(MEDIA_PREFIX)) {
-        const sha256 = entry.name.slice(MEDIA_PREFIX.length);
-        if (!SHA256_HEX.test(sha256)) refuse(`damaged archive: unexpected entry ${entry.name}`);
-        if (lastTable >= 0) refuse(`damaged archive: media entry ${entry.name} after the tables`);
-        if (entry.size > opts.maxMediaBytes) {
-          refuse(`${entry.name} is ${entry.size} bytes, larger than this instance stores (MEDIA_MAX_AUDIO_BYTES, MEDIA_MAX_IMAGE_BYTES: ${opts.maxMediaBytes})`);
-        }
-        const actual = await hashOf(entry.body, SNIFF_BYTES);
-        if (actual.sha256 !== sha256) refuse(`damaged archive: the bytes of ${entry.name} do not have that SHA-256`);
-        media.set(sha256, { size: actual.size, sniffed: await sniffType(actual.start) });
-        entries.push({ name: entry.name, size: actual.size, sha256 });
-        continue;
-      }
-      const batch = parseBatchEntryName(entry.name);
-      if (!batch) return refuse(`damaged archive: unexpected entry ${entry.name}`);
-      if (batch.tableIndex < lastTable || (batch.tableIndex === lastTable && batch.batch !== lastBatch + 1) || (batch.tableIndex > lastTable && batch.batch !== 1)) {
-        refuse(`damaged archive: entry ${entry.name} is out of order`);
-      }
-      lastTable = batch.tableIndex;
-      lastBatch = batch.batch;
-      const buffer = await readBounded(entry, MAX_BATCH_ENTRY_BYTES);
-      entries.push(await summarise(entry.name, buffer));
-      const table = TABLES[batch.tableIndex]!;
-      // Counted even when a row is bad, so that damage (the manifest differs) is what is reported.
-      rows[table.name] = (rows[table.name] ?? 0) + countLines(buffer);
-      let decoded: Row[];
-      try {
-        decoded = decodeBatch(table, entry.name, buffer, header.version);
-      } catch (err) {
-        // A bad row is reported once the whole archive is known not to be damaged (a damaged
-        // one is more often the reason, and its checksums say so only at the end).
-        if (!(err instanceof ArchiveRefused)) throw err;
-        badRecord ??= err;
-        continue;
-      }
-      // Keys, references and scope: reported, like a bad row, once the archive is known whole.
-      if (!badRecord) {
-        try {
-          await rules!.check(table, entry.name, decoded);
-        } catch (err) {
-          if (!(err instanceof ArchiveRefused)) throw err;
-          badRecord = err;
-        }
-      }
-      if (table.name === 'media_objects') for (const row of decoded) recorded.add(String(row.sha256));
-      if (occupied.has(table.name) && !table.shared) {
-        for (const conflict of await conflictsOf(db, table, decoded)) {
-          conflicts.total += 1;
-          if (conflicts.examples.length < MAX_EXAMPLES) conflicts.examples.push(conflict);
-        }
-      }
-      if (opts.progress && performance.now() - lastReport > 2000) {
-        lastReport = performance.now();
-        opts.progress(`import: checked ${entries.length} entries (${table.name})`);
-      }
-    }
+    for await (const entry of readEntries(source)) await pass.read(entry);
   } catch (err) {
     if (err instanceof ArchiveRefused || err instanceof ImportConflicts) throw err;
     // Gzip and tar errors: the file is not a whole archive.
     throw new ArchiveRefused(`damaged archive: ${(err as Error).message}`);
   }
+  return pass.finish();
+}
 
-  if (!header) return refuse('not a Cardshelf archive: it is empty');
-  if (!manifest) return refuse('damaged archive: it ends before its manifest (cut short?)');
-  checkManifest(header, manifest, entries, rows);
-  if (badRecord) throw badRecord;
-  for (const sha256 of recorded) if (!media.has(sha256)) refuse(`damaged archive: media object ${sha256} has no bytes in it`);
-  for (const sha256 of media.keys()) if (!recorded.has(sha256)) refuse(`damaged archive: media bytes ${sha256} have no media object row`);
-  rules!.finish();
-  return { header, manifest, occupied, conflicts };
+/** Tables that hold rows before the import: only those can conflict. */
+async function occupiedTables(db: Db): Promise<Set<string>> {
+  const occupied = new Set<string>();
+  for (const table of TABLES) {
+    if (await hasRows(db, table.name)) occupied.add(table.name);
+  }
+  return occupied;
+}
+
+/** Pass one's checks, each a step: what an entry is decides which it gets, and finish checks the whole. */
+class FirstPass {
+  private header: ArchiveHeader | undefined;
+  private manifest: Manifest | undefined;
+  private rules: RowRules | undefined;
+  /** The entries read, as the manifest must list them. */
+  private readonly entries: ManifestEntry[] = [];
+  /** The media bytes read, by SHA-256 (the row rules check media rows against them). */
+  private readonly media = new Map<string, MediaEntry>();
+  /** The SHA-256 of every media_objects row. */
+  private readonly recorded = new Set<string>();
+  /** Rows by table, as the batches hold them. */
+  private readonly rows: Record<string, number> = {};
+  private readonly conflicts: Checked['conflicts'] = { total: 0, examples: [] };
+  private lastTable = -1;
+  private lastBatch = 0;
+  private lastReport = performance.now();
+  /** The first bad record, reported once the archive is known not to be damaged. */
+  private badRecord: ArchiveRefused | undefined;
+
+  constructor(
+    private readonly db: Db,
+    private readonly opts: ImportOptions,
+    private readonly occupied: Set<string>,
+  ) {}
+
+  async read(entry: ArchiveEntry): Promise<void> {
+    if (this.manifest) refuse(`damaged archive: an entry (${entry.name}) follows the manifest`);
+    if (!this.header) return this.readHeader(entry);
+    if (entry.name === MANIFEST_ENTRY) return this.readManifest(entry);
+    if (entry.name.startsWith(MEDIA_PREFIX)) return this.checkMedia(entry);
+    return this.checkBatch(entry, this.header);
+  }
+
+  /** The checks of the archive as a whole, once it is read; its header and manifest as checked. */
+  finish(): Checked {
+    const { header, manifest } = this;
+    if (!header) return refuse('not a Cardshelf archive: it is empty');
+    if (!manifest) return refuse('damaged archive: it ends before its manifest (cut short?)');
+    checkManifest(header, manifest, this.entries, this.rows);
+    if (this.badRecord) throw this.badRecord;
+    for (const sha256 of this.recorded) if (!this.media.has(sha256)) refuse(`damaged archive: media object ${sha256} has no bytes in it`);
+    for (const sha256 of this.media.keys()) if (!this.recorded.has(sha256)) refuse(`damaged archive: media bytes ${sha256} have no media object row`);
+    this.rules!.finish();
+    return { header, manifest, occupied: this.occupied, conflicts: this.conflicts };
+  }
+
+  private async readHeader(entry: ArchiveEntry): Promise<void> {
+    const read = await readHeader(entry);
+    this.header = read.header;
+    this.rules = new RowRules(this.db, read.header.scope, this.media);
+    this.entries.push(await summarise(entry.name, read.raw));
+  }
+
+  private async readManifest(entry: ArchiveEntry): Promise<void> {
+    // Bounded by what it lists (the entries before it) before a byte of it is read.
+    this.manifest = parseJson(await readBounded(entry, maxManifestBytes(this.entries.length)), MANIFEST_ENTRY) as Manifest;
+  }
+
+  /** Media bytes: named by their SHA-256, before the tables, no larger than this instance stores, and hashing to their name. */
+  private async checkMedia(entry: ArchiveEntry): Promise<void> {
+    const sha256 = entry.name.slice(MEDIA_PREFIX.length);
+    if (!SHA256_HEX.test(sha256)) refuse(`damaged archive: unexpected entry ${entry.name}`);
+    if (this.lastTable >= 0) refuse(`damaged archive: media entry ${entry.name} after the tables`);
+    if (entry.size > this.opts.maxMediaBytes) {
+      refuse(`${entry.name} is ${entry.size} bytes, larger than this instance stores (MEDIA_MAX_AUDIO_BYTES, MEDIA_MAX_IMAGE_BYTES: ${this.opts.maxMediaBytes})`);
+    }
+    const actual = await hashOf(entry.body, SNIFF_BYTES);
+    if (actual.sha256 !== sha256) refuse(`damaged archive: the bytes of ${entry.name} do not have that SHA-256`);
+    this.media.set(sha256, { size: actual.size, sniffed: await sniffType(actual.start) });
+    this.entries.push({ name: entry.name, size: actual.size, sha256 });
+  }
+
+  /** A batch of a table's rows: its place, its rows decoded and checked, the keys it would take. */
+  private async checkBatch(entry: ArchiveEntry, header: ArchiveHeader): Promise<void> {
+    const table = this.batchTable(entry);
+    const buffer = await readBounded(entry, MAX_BATCH_ENTRY_BYTES);
+    this.entries.push(await summarise(entry.name, buffer));
+    // Counted even when a row is bad, so that damage (the manifest differs) is what is reported.
+    this.rows[table.name] = (this.rows[table.name] ?? 0) + countLines(buffer);
+    const decoded = this.decode(table, entry.name, buffer, header.version);
+    if (!decoded) return;
+    await this.checkRows(table, entry.name, decoded);
+    if (table.name === 'media_objects') for (const row of decoded) this.recorded.add(String(row.sha256));
+    await this.countConflicts(table, decoded);
+    if (this.opts.progress && performance.now() - this.lastReport > 2000) {
+      this.lastReport = performance.now();
+      this.opts.progress(`import: checked ${this.entries.length} entries (${table.name})`);
+    }
+  }
+
+  /** The table of a batch entry, whose name is a batch's and which comes next in order. */
+  private batchTable(entry: ArchiveEntry): TableSpec {
+    const batch = parseBatchEntryName(entry.name);
+    if (!batch) return refuse(`damaged archive: unexpected entry ${entry.name}`);
+    const { lastTable, lastBatch } = this;
+    if (batch.tableIndex < lastTable || (batch.tableIndex === lastTable && batch.batch !== lastBatch + 1) || (batch.tableIndex > lastTable && batch.batch !== 1)) {
+      refuse(`damaged archive: entry ${entry.name} is out of order`);
+    }
+    this.lastTable = batch.tableIndex;
+    this.lastBatch = batch.batch;
+    return TABLES[batch.tableIndex]!;
+  }
+
+  /** The rows of a batch, or none when one is bad (kept as badRecord). */
+  private decode(table: TableSpec, name: string, buffer: Buffer, version: number): Row[] | undefined {
+    try {
+      return decodeBatch(table, name, buffer, version);
+    } catch (err) {
+      // A bad row is reported once the whole archive is known not to be damaged (a damaged
+      // one is more often the reason, and its checksums say so only at the end).
+      if (!(err instanceof ArchiveRefused)) throw err;
+      this.badRecord ??= err;
+      return undefined;
+    }
+  }
+
+  /** Keys, references and scope: reported, like a bad row, once the archive is known whole. */
+  private async checkRows(table: TableSpec, name: string, rows: Row[]): Promise<void> {
+    if (this.badRecord) return;
+    try {
+      await this.rules!.check(table, name, rows);
+    } catch (err) {
+      if (!(err instanceof ArchiveRefused)) throw err;
+      this.badRecord = err;
+    }
+  }
+
+  /** Keys of the batch already taken in the target (a shared row already there is the same fact). */
+  private async countConflicts(table: TableSpec, rows: Row[]): Promise<void> {
+    if (!this.occupied.has(table.name) || table.shared) return;
+    for (const conflict of await conflictsOf(this.db, table, rows)) {
+      this.conflicts.total += 1;
+      if (this.conflicts.examples.length < MAX_EXAMPLES) this.conflicts.examples.push(conflict);
+    }
+  }
 }
 
 async function readHeader(entry: ArchiveEntry): Promise<{ header: ArchiveHeader; raw: Buffer }> {

@@ -19,20 +19,28 @@ import {
 } from './schemas.js';
 import type { DeviceService } from './service.js';
 
+const deviceErrors = { ...authErrors, 404: ErrorRef };
+
+/** A hook refusing a body in a client's own shape with what to send instead (rules.ts). */
+const refuse = (problemOf: (body: unknown) => string | undefined) => async (req: { body: unknown }) => {
+  const problem = problemOf(req.body);
+  if (problem) throw badRequest(problem);
+};
+
 /**
  * The family's players, in the public service's paths and shapes. Members read them with
  * `family:library:view` and change or command them with `family:library:manage` (the scopes a
  * signed-in member's token carries); a player reports its own status with `device:player`.
  */
 export async function deviceRoutes(app: App, opts: { devices: DeviceService }): Promise<void> {
-  const { devices } = opts;
-  const deviceErrors = { ...authErrors, 404: ErrorRef };
-  /** A hook refusing a body in a client's own shape with what to send instead (rules.ts). */
-  const refuse = (problemOf: (body: unknown) => string | undefined) => async (req: { body: unknown }) => {
-    const problem = problemOf(req.body);
-    if (problem) throw badRequest(problem);
-  };
+  registryRoutes(app, opts.devices);
+  statusRoutes(app, opts.devices);
+  settingsRoutes(app, opts.devices);
+  commandRoutes(app, opts.devices);
+}
 
+/** The family's devices listed, a player registered, a device removed. */
+function registryRoutes(app: App, devices: DeviceService): void {
   app.get('/device-v2/devices/mine', {
     config: { auth: SCOPES.libraryView },
     schema: {
@@ -69,7 +77,10 @@ export async function deviceRoutes(app: App, opts: { devices: DeviceService }): 
       return { status: 'ok' as const };
     },
   });
+}
 
+/** The status a player reports, and reads of it. */
+function statusRoutes(app: App, devices: DeviceService): void {
   app.get('/device-v2/:deviceId/status', {
     config: { auth: SCOPES.libraryView },
     schema: {
@@ -94,7 +105,10 @@ export async function deviceRoutes(app: App, opts: { devices: DeviceService }): 
     },
     handler: async (req) => devices.report(req.principal, req.params.deviceId, req.body),
   });
+}
 
+/** A device's settings and shortcuts, read and changed. */
+function settingsRoutes(app: App, devices: DeviceService): void {
   app.get('/device-v2/:deviceId/config', {
     config: { auth: SCOPES.libraryView },
     schema: {
@@ -141,7 +155,10 @@ export async function deviceRoutes(app: App, opts: { devices: DeviceService }): 
       return { status: 'ok' as const };
     },
   });
+}
 
+/** Commands to a player, the request for its status among them. */
+function commandRoutes(app: App, devices: DeviceService): void {
   app.post('/device-v2/:deviceId/command', {
     config: { auth: SCOPES.libraryManage },
     schema: {

@@ -1,9 +1,12 @@
 import { Type } from '@sinclair/typebox';
-import { QueryFlag } from '../../shared/schemas.js';
+import { ErrorRef, QueryFlag } from '../../shared/schemas.js';
 
 /** Shapes of the media routes, as the public service answers them. */
 
 const Sha256Hex = Type.String({ pattern: '^[0-9a-fA-F]{64}$', description: 'SHA-256 of the bytes, hex' });
+/** The refusals of a route whose request or answer is bytes. */
+export const binaryErrors = { 400: ErrorRef, 403: ErrorRef, 404: ErrorRef, 413: ErrorRef };
+
 /** Upload and media ids in paths: bounded, URL-safe. */
 export const MediaIdParam = Type.String({ minLength: 1, maxLength: 128, pattern: '^[A-Za-z0-9_-]+$' });
 
