@@ -5,7 +5,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDeployment, type Deployment } from './support/deployment.js';
 import { http, runCli, startServer } from './support/processes.js';
-import { addMedia, bomb, editTable, repack, rowsOf, unpack, type Entry } from './support/archives.js';
+import { addMedia, archiveRow, bomb, editTable, repack, rowsOf, unpack, type Entry } from './support/archives.js';
 import { ARCHIVE_VERSION } from '../src/transfer/archive-format.js';
 import { makeAudio } from './support/media.js';
 import { testDialect } from './support/test-database.js';
@@ -233,7 +233,7 @@ describe(`cardshelf export and import on ${testDialect()}`, { timeout: 240_000 }
         ['card-of-a', await editTable(family, 'cards', (rows) => [...rows, { ...myCard, card_id: 'zzalice', user_id: alice }]), new RegExp(`${archive} holds cards of ${escape(alice)}, who is not one of its members`)],
         [
           'wishlist-of-a',
-          await editTable(family, 'wishlists', (rows) => [...rows, { wishlist_id: 'zz-planted', share_id: 'zz-planted-share', user_id: alice, content: '[]', created_at: at, updated_at: at, name: null }]),
+          await editTable(family, 'wishlists', (rows) => [...rows, archiveRow('wishlists', { wishlist_id: 'zz-planted', share_id: 'zz-planted-share', user_id: alice, content: '[]', created_at: at, updated_at: at })]),
           new RegExp(`${archive} holds wishlists of ${escape(alice)}, who is not one of its members`),
         ],
         ['holding-of-a', await held(png, 'image/png', alice), new RegExp(`${archive} holds media of ${escape(alice)}, who is not one of its members`)],
