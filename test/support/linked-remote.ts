@@ -2,7 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { expect } from 'vitest';
 import { createAccountService } from '../../src/accounts/service.js';
 import { openStore } from '../../src/db/store.js';
-import { startTestApp, type Reply, type TestApp } from '../helpers.js';
+import { startTestApp, type Reply, type TestApp } from './test-app.js';
 import { Browser, field, formAction, type Answer } from './oauth-browser.js';
 import { freePort } from './pages-browser.js';
 import type { TestDialect } from './test-database.js';

@@ -7,9 +7,9 @@ import type { Page } from 'playwright-core';
 import { expect } from 'vitest';
 import { WEB_APP_DIR } from '../../src/http/web-app.js';
 
-/** What the sign-in pages' browser tests share (test/sign-in-browser.test.ts, test/passkeys-browser.test.ts). */
+/** What the sign-in pages' browser tests share (test/browser/sign-in-browser.test.ts, test/browser/passkeys-browser.test.ts). */
 
-/** Debian's `chromium`; the tests are skipped without it, except on CI (CI=true), as test/docs-browser.test.ts. */
+/** Debian's `chromium`; the tests are skipped without it, except on CI (CI=true), as test/browser/docs-browser.test.ts. */
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 export const haveBrowser = existsSync(CHROMIUM) || process.env.CI === 'true';
 
