@@ -2,9 +2,10 @@ import { chromium, type Browser, type BrowserContext, type Page } from 'playwrig
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAccountService } from '../../src/accounts/service.js';
 import { openStore } from '../../src/db/store.js';
+import { freePort } from '../support/free-port.js';
 import { startTestApp, type TestApp } from '../support/test-app.js';
 import { decideAtRemote, makeCard, startRemote, type Remote } from '../support/linked-remote.js';
-import { CHROMIUM, expectAccessible, expectLabelled, freePort, haveBrowser, tabTo } from '../support/pages-browser.js';
+import { CHROMIUM, expectAccessible, expectLabelled, haveBrowser, tabTo } from '../support/pages-browser.js';
 import { testDialect } from '../support/test-database.js';
 
 /**

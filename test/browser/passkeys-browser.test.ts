@@ -2,7 +2,8 @@ import { generateKeyPairSync } from 'node:crypto';
 import { chromium, type Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDeployment, type Deployment } from '../support/deployment.js';
-import { CHROMIUM, expectAccessible, expectLabelled, freePort, haveBrowser, tabTo } from '../support/pages-browser.js';
+import { freePort } from '../support/free-port.js';
+import { CHROMIUM, expectAccessible, expectLabelled, haveBrowser, tabTo } from '../support/pages-browser.js';
 import { runCli, startServer, type ServerProcess } from '../support/processes.js';
 import { testDialect } from '../support/test-database.js';
 

@@ -1,8 +1,9 @@
 import { chromium, type Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDeployment, type Deployment } from '../support/deployment.js';
+import { freePort } from '../support/free-port.js';
 import { runCli, startServer, type ServerProcess } from '../support/processes.js';
-import { CHROMIUM, freePort, haveBrowser } from '../support/pages-browser.js';
+import { CHROMIUM, haveBrowser } from '../support/pages-browser.js';
 import { testDialect } from '../support/test-database.js';
 
 /**

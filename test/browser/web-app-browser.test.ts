@@ -1,7 +1,6 @@
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -11,6 +10,7 @@ import { chromium, type Browser, type BrowserContext, type Page, type Request } 
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { WEB_APP_DIR } from '../../src/http/web-app.js';
 import { createDeployment, type Deployment } from '../support/deployment.js';
+import { freePort } from '../support/free-port.js';
 import { ffmpeg } from '../support/media.js';
 import { expectBuildCurrent } from '../support/pages-browser.js';
 import { runCli, startServer, type ServerProcess } from '../support/processes.js';
@@ -37,14 +37,6 @@ const EXPECTED_ERROR_ANSWERS: [number, RegExp][] = [
   [412, /^\/content$/],
   [400, /^\/card\/family\/library$/],
 ];
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
 
 /** Console errors (CSP reports among them) and uncaught errors of the app's pages, gathered as they run. */
 function watch(page: Page, problems: string[]): Page {

@@ -3,7 +3,8 @@ import path from 'node:path';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDeployment, type Deployment } from '../support/deployment.js';
-import { CHROMIUM, expectAccessible, expectBuildCurrent, freePort, haveBrowser } from '../support/pages-browser.js';
+import { freePort } from '../support/free-port.js';
+import { CHROMIUM, expectAccessible, expectBuildCurrent, haveBrowser } from '../support/pages-browser.js';
 import { runCli, startServer, type ServerProcess } from '../support/processes.js';
 import { testDialect } from '../support/test-database.js';
 

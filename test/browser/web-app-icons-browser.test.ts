@@ -7,8 +7,9 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createAccountService } from '../../src/accounts/service.js';
 import { openStore } from '../../src/db/store.js';
 import { seedPublicIcons } from '../../src/modules/media/demo-icons.js';
+import { freePort } from '../support/free-port.js';
 import { startTestApp, type TestApp } from '../support/test-app.js';
-import { CHROMIUM, expectAccessible, expectBuildCurrent, freePort, haveBrowser } from '../support/pages-browser.js';
+import { CHROMIUM, expectAccessible, expectBuildCurrent, haveBrowser } from '../support/pages-browser.js';
 import { testDialect } from '../support/test-database.js';
 
 /**

@@ -6,8 +6,9 @@ import { promisify } from 'node:util';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDeployment, type Deployment } from '../support/deployment.js';
+import { freePort } from '../support/free-port.js';
 import { ffmpeg } from '../support/media.js';
-import { CHROMIUM, expectAccessible, expectBuildCurrent, freePort, haveBrowser } from '../support/pages-browser.js';
+import { CHROMIUM, expectAccessible, expectBuildCurrent, haveBrowser } from '../support/pages-browser.js';
 import { runCli, startServer, type ServerProcess } from '../support/processes.js';
 import { testDialect } from '../support/test-database.js';
 

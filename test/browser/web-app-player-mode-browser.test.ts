@@ -2,8 +2,9 @@ import { chromium, type Browser, type BrowserContext, type Page } from 'playwrig
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAccountService } from '../../src/accounts/service.js';
 import { openStore } from '../../src/db/store.js';
+import { freePort } from '../support/free-port.js';
 import { startTestApp, type TestApp } from '../support/test-app.js';
-import { CHROMIUM, expectAccessible, expectBuildCurrent, freePort, haveBrowser } from '../support/pages-browser.js';
+import { CHROMIUM, expectAccessible, expectBuildCurrent, haveBrowser } from '../support/pages-browser.js';
 import { testDialect } from '../support/test-database.js';
 
 /**

@@ -3,9 +3,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAccountService } from '../../src/accounts/service.js';
 import { openStore } from '../../src/db/store.js';
 import { familyOf } from '../support/fixtures.js';
+import { freePort } from '../support/free-port.js';
 import { startTestApp, type TestApp } from '../support/test-app.js';
 import { coverUrl } from '../support/linked-remote.js';
-import { CHROMIUM, expectAccessible, expectBuildCurrent, freePort, haveBrowser } from '../support/pages-browser.js';
+import { CHROMIUM, expectAccessible, expectBuildCurrent, haveBrowser } from '../support/pages-browser.js';
 import { testDialect } from '../support/test-database.js';
 
 /**

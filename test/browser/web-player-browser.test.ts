@@ -1,7 +1,6 @@
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -10,6 +9,7 @@ import { connectAsync } from 'mqtt';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDeployment, type Deployment } from '../support/deployment.js';
+import { freePort } from '../support/free-port.js';
 import { ffmpeg } from '../support/media.js';
 import { runCli, startServer, type ServerProcess } from '../support/processes.js';
 import { testDialect } from '../support/test-database.js';
@@ -28,14 +28,6 @@ const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const haveBrowser = existsSync(CHROMIUM) || process.env.CI === 'true';
 const ARTIFACTS = path.resolve(import.meta.dirname, '..', '.artifacts');
 const run = promisify(execFile);
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
 
 function watch(page: Page, problems: string[]): Page {
   page.on('pageerror', (err) => problems.push(`pageerror: ${err.message}`));

@@ -2,15 +2,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createAccountService } from '../../src/accounts/service.js';
 import { migrateToLatest } from '../../src/db/migrate.js';
 import { createDeployment, type Deployment } from '../support/deployment.js';
-import { runCli, runScript } from '../support/processes.js';
+import { cli } from '../support/processes.js';
 import { testDialect } from '../support/test-database.js';
-
-async function cli(args: string[], env: Record<string, string>, stdin?: string) {
-  const proc = stdin === undefined ? runCli(args, env) : runScript('src/main.ts', args, env, { stdin: true });
-  if (stdin !== undefined) proc.child.stdin!.end(stdin);
-  const exit = await proc.exited;
-  return { code: exit.code, stdout: proc.stdout(), stderr: proc.stderr() };
-}
 
 describe(`cardshelf user on ${testDialect()}`, { timeout: 180_000 }, () => {
   let deployment: Deployment | undefined;

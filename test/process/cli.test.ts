@@ -2,15 +2,8 @@ import { readFile } from 'node:fs/promises';
 import { decodeJwt } from 'jose';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createDeployment, type Deployment } from '../support/deployment.js';
-import { http, runCli, startServer, type ServerProcess } from '../support/processes.js';
+import { cli, http, startServer, type ServerProcess } from '../support/processes.js';
 import { testDialect } from '../support/test-database.js';
-
-/** The `cardshelf` command as an operator runs it: its own process, its exit code, its output. */
-async function cli(args: string[], env: Record<string, string>) {
-  const proc = runCli(args, env);
-  const exit = await proc.exited;
-  return { code: exit.code, stdout: proc.stdout(), stderr: proc.stderr() };
-}
 
 const { version } = JSON.parse(await readFile(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
 

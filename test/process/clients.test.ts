@@ -6,19 +6,13 @@ import { loadConfig } from '../../src/config.js';
 import type { TestApp } from '../support/test-app.js';
 import { createDeployment, type Deployment } from '../support/deployment.js';
 import { Browser, field, formAction, tokenRequest, type Answer } from '../support/oauth-browser.js';
-import { runCli } from '../support/processes.js';
+import { cli } from '../support/processes.js';
 import { testDialect } from '../support/test-database.js';
 
 const EMAIL = 'ann@example.com';
 const PASSWORD = 'correct horse battery';
 const CLIENT = 'family-web';
 const REDIRECT = 'https://cards.example/callback';
-
-async function cli(args: string[], env: Readonly<Record<string, string>>) {
-  const proc = runCli(args, env);
-  const exit = await proc.exited;
-  return { code: exit.code, stdout: proc.stdout(), stderr: proc.stderr() };
-}
 
 /**
  * `cardshelf client add|list|remove`, and what a registered app may do over HTTP that an

@@ -8,7 +8,7 @@ import type { App } from '../../src/http/route-app.js';
 import { createDeployment, type Deployment } from '../support/deployment.js';
 import { decideAtRemote, makeCard, startRemote, waitFor, type Remote } from '../support/linked-remote.js';
 import { local } from '../support/media.js';
-import { runCli } from '../support/processes.js';
+import { cli } from '../support/processes.js';
 import { testDialect } from '../support/test-database.js';
 
 /**
@@ -20,12 +20,6 @@ import { testDialect } from '../support/test-database.js';
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const ME = 'auth0|link-cli-member';
 const OTHER = 'auth0|link-cli-other';
-
-async function cli(args: string[], env: Record<string, string>) {
-  const proc = runCli(args, env);
-  const exit = await proc.exited;
-  return { code: exit.code, stdout: proc.stdout(), stderr: proc.stderr() };
-}
 
 /** The command on a terminal: `script` gives it a pseudo-terminal; answers what the terminal showed. */
 function onTerminal(args: string[], env: Record<string, string>, columns: number): Promise<{ code: number | null; screen: string }> {

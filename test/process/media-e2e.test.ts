@@ -1,7 +1,7 @@
-import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import sharp from 'sharp';
 import { createDeployment, type Deployment } from '../support/deployment.js';
+import { freePort } from '../support/free-port.js';
 import { runCli, startServer, type ServerProcess } from '../support/processes.js';
 import { makeAudio, sha256, startMediaStore } from '../support/media.js';
 
@@ -11,14 +11,6 @@ import { makeAudio, sha256, startMediaStore } from '../support/media.js';
  * read, a range of the track; then a cover image, a display icon and a family image. On SQLite
  * with media on the file system, on PostgreSQL with an S3-compatible store.
  */
-
-async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 let deployment: Deployment;
 let mediaStore: Awaited<ReturnType<typeof startMediaStore>>;

@@ -1,8 +1,8 @@
 import http from 'node:http';
-import net from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDeployment, type Deployment } from '../support/deployment.js';
+import { freePort } from '../support/free-port.js';
 import { startServer, type ServerProcess } from '../support/processes.js';
 import { makeAudio, sha256 } from '../support/media.js';
 
@@ -12,14 +12,6 @@ import { makeAudio, sha256 } from '../support/media.js';
  * restart refused every URL handed out before it. Every request here opens its own connection,
  * as separate clients would, so the cluster hands them to the workers in turn.
  */
-
-async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 interface Answer {
   status: number;

@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { startTestApp, type TestApp } from '../support/test-app.js';
 import { createDeployment } from '../support/deployment.js';
-import { runCli, runScript } from '../support/processes.js';
+import { cli } from '../support/processes.js';
 import { adminToken, familyOf, newUser } from '../support/fixtures.js';
 import { editTable, repack, rowsOf, unpack, type Entry } from '../support/archives.js';
 import { testDialect, type TestDialect } from '../support/test-database.js';
@@ -246,14 +246,6 @@ describe(`refusals of sign-in rows, before anything is written (${TARGET})`, { t
     );
   });
 });
-
-/** As an operator runs it: own process, exit code, output; `stdin` written to it. */
-async function cli(args: string[], env: Record<string, string>, stdin?: string) {
-  const proc = stdin === undefined ? runCli(args, env) : runScript('src/main.ts', args, env, { stdin: true });
-  if (stdin !== undefined) proc.child.stdin!.end(stdin);
-  const exit = await proc.exited;
-  return { code: exit.code, stdout: proc.stdout(), stderr: proc.stderr() };
-}
 
 describe(`cardshelf export and import carry accounts and registered apps (${SOURCE})`, { timeout: 180_000 }, () => {
   it('user add and client add on one instance; export, import on a fresh one: user list, client list, the password signs in', async () => {

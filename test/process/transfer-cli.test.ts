@@ -4,18 +4,11 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDeployment, type Deployment } from '../support/deployment.js';
-import { http, runCli, startServer } from '../support/processes.js';
+import { cli, http, startServer } from '../support/processes.js';
 import { addMedia, bomb, editTable, repack, rowsOf, unpack, type Entry } from '../support/archives.js';
 import { ARCHIVE_VERSION } from '../../src/transfer/archive-format.js';
 import { makeAudio } from '../support/media.js';
 import { testDialect } from '../support/test-database.js';
-
-/** `cardshelf export` and `cardshelf import` as an operator runs them: own processes, exit codes, files. */
-async function cli(args: string[], env: Record<string, string>) {
-  const proc = runCli(args, env);
-  const exit = await proc.exited;
-  return { code: exit.code, stdout: proc.stdout(), stderr: proc.stderr() };
-}
 
 describe(`cardshelf export and import on ${testDialect()}`, { timeout: 240_000 }, () => {
   let dir: string;

@@ -4,7 +4,7 @@ import { createAccountService } from '../../src/accounts/service.js';
 import { openStore } from '../../src/db/store.js';
 import { startTestApp, type Reply, type TestApp } from './test-app.js';
 import { Browser, field, formAction, type Answer } from './oauth-browser.js';
-import { freePort } from './pages-browser.js';
+import { freePort } from './free-port.js';
 import type { TestDialect } from './test-database.js';
 import { local, makeAudio, pollTranscode, uploadAudio } from './media.js';
 import { uniquePng } from './held-media.js';

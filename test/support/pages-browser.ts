@@ -1,6 +1,5 @@
 import { existsSync } from 'node:fs';
 import { readdir, stat } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import path from 'node:path';
 import { AxeBuilder } from '@axe-core/playwright';
 import type { Page } from 'playwright-core';
@@ -20,15 +19,6 @@ export async function expectBuildCurrent(): Promise<void> {
   const sources = (await readdir(web, { recursive: true, withFileTypes: true })).filter((e) => e.isFile());
   const newest = Math.max(...(await Promise.all(sources.map(async (e) => (await stat(path.join(e.parentPath, e.name))).mtimeMs))));
   if (!built || built.mtimeMs < newest) throw new Error('dist/app is missing or older than web/: run `npm run build:web` (npm ci does)');
-}
-
-/** A free loopback port: the public base URL (the issuer) must name the port the server takes. */
-export async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
 }
 
 /** Every field a person fills has a label that names it; the page says its language and title. */
