@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { errorCode, startTestApp, type TestApp } from '../support/test-app.js';
 import { expectStatus, newUser } from '../support/fixtures.js';
 import { local, makeAudio, pollTranscode, sha256, startMediaStore, uploadAudio } from '../support/media.js';
+import { transcodeRow } from '../support/rows.js';
 import { openStore } from '../../src/db/store.js';
 import { buildApp } from '../../src/app.js';
 import { claimTranscode } from '../../src/modules/media/repository.js';
@@ -274,10 +275,7 @@ describe('the transcode queue', () => {
       const past = new Date(Date.now() - 60_000).toISOString();
       await store.db
         .insertInto('transcodes')
-        .values({
-          source_sha256: sha256(audio), loudnorm: 1, status: 'running', attempts: 1, lease_until: past, progress: 40,
-          transcoded_sha256: null, transcoded_info: null, error: null, created_at: past, updated_at: past,
-        })
+        .values(transcodeRow({ source_sha256: sha256(audio), loudnorm: 1, status: 'running', attempts: 1, lease_until: past, progress: 40, created_at: past, updated_at: past }))
         .execute();
       const done = expectStatus(await pollTranscode(t, token, uploadId, '?loudnorm=true'), 200);
       expect(done.body.transcode.transcodedSha256).toMatch(/^[0-9a-f]{64}$/);
@@ -299,10 +297,7 @@ describe('the transcode queue', () => {
       for (const s of sources) {
         await stores[0]!.db
           .insertInto('transcodes')
-          .values({
-            source_sha256: s, loudnorm: 0, status: 'running', attempts: 0, lease_until: at, progress: 0,
-            transcoded_sha256: null, transcoded_info: null, error: null, created_at: at, updated_at: at,
-          })
+          .values(transcodeRow({ source_sha256: s, status: 'running', lease_until: at, created_at: at, updated_at: at }))
           .execute();
       }
       // Their leases lapse "now" as the claimers see it: an hour and a minute ahead.

@@ -3,6 +3,7 @@ import sharp from 'sharp';
 import { cardBody, errorCode, startTestApp, type TestApp } from '../support/test-app.js';
 import { adminToken, expectStatus, newUser } from '../support/fixtures.js';
 import { local, sha256, startMediaStore } from '../support/media.js';
+import { familyImageRow, mediaObjectRow } from '../support/rows.js';
 import { openStore } from '../../src/db/store.js';
 
 const CONTENT = 'user:content:manage';
@@ -226,15 +227,12 @@ describe('family images', () => {
         .select('family_id')
         .where('image_id', '=', first)
         .executeTakeFirstOrThrow();
-      const filler = Array.from({ length: 498 }, (_, i) => ({
-        family_id: familyId,
-        image_id: sha256(`filler ${i}`),
-        size: 1,
-        created_at: new Date().toISOString(),
-      }));
+      const filler = Array.from({ length: 498 }, (_, i) =>
+        familyImageRow({ family_id: familyId, image_id: sha256(`filler ${i}`), size: 1, created_at: new Date().toISOString() }),
+      );
       await store.db
         .insertInto('media_objects')
-        .values(filler.map((f) => ({ sha256: f.image_id, size: 1, content_type: 'image/png', created_at: f.created_at })))
+        .values(filler.map((f) => mediaObjectRow({ sha256: f.image_id, size: 1, content_type: 'image/png', created_at: f.created_at })))
         .execute();
       await store.db.insertInto('family_images').values(filler).execute();
       const images = await Promise.all(Array.from({ length: 8 }, (_, i) => png(12, 12, `#${i}0${i}0ff`)));

@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { errorCode, startTestApp, type TestApp } from '../support/test-app.js';
 import { expectStatus, newUser } from '../support/fixtures.js';
 import { ffmpeg, local, makeAudio, pollTranscode, sha256, startMediaStore, uploadAudio } from '../support/media.js';
+import { audioUploadRow, transcodeRow } from '../support/rows.js';
 import { openStore } from '../../src/db/store.js';
 import { claimTranscode } from '../../src/modules/media/repository.js';
 
@@ -116,17 +117,17 @@ describe('the claim: users take turns, across instances', () => {
     for (const job of jobs) {
       await store.db
         .insertInto('audio_uploads')
-        .values({
-          upload_id: `u-${job.source}`, user_id: job.user, filename: null, declared_sha256: null, state: 'received',
+        .values(audioUploadRow({
+          upload_id: `u-${job.source}`, user_id: job.user, state: 'received',
           source_sha256: job.source, url_expires_at: at(0), created_at: at(job.created), updated_at: at(job.created),
-        })
+        }))
         .execute();
       await store.db
         .insertInto('transcodes')
-        .values({
-          source_sha256: job.source, loudnorm: 0, status: job.status ?? 'running', attempts: 0, lease_until: at(job.lease), progress: 0,
-          transcoded_sha256: null, transcoded_info: null, error: null, created_at: at(job.created), updated_at: at(job.created),
-        })
+        .values(transcodeRow({
+          source_sha256: job.source, status: job.status ?? 'running', lease_until: at(job.lease),
+          created_at: at(job.created), updated_at: at(job.created),
+        }))
         .execute();
     }
   }

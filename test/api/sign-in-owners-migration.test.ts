@@ -2,6 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { migrateToLatest } from '../../src/db/migrate.js';
 import { signInOwners } from '../../src/db/migrations/007-sign-in-owners.js';
 import { createDeployment, type Deployment } from '../support/deployment.js';
+import { oauthRecordRow } from '../support/rows.js';
 import { testDialect } from '../support/test-database.js';
 
 describe(`migration 007-sign-in-owners on ${testDialect()}`, { timeout: 60_000 }, () => {
@@ -17,7 +18,7 @@ describe(`migration 007-sign-in-owners on ${testDialect()}`, { timeout: 60_000 }
     await migrateToLatest(store);
     const migration = signInOwners(store.dialect);
     await migration.down!(store.db);
-    const row = (model: string, id: string, payload: object) => ({ model, id, payload: JSON.stringify(payload), grant_id: null, user_code: null, uid: null, expires_at: null });
+    const row = (model: string, id: string, payload: object) => oauthRecordRow({ model, id, payload: JSON.stringify(payload) });
     await store.db
       .insertInto('oauth_records')
       .values([row('Grant', 'g1', { accountId: 'cardshelf|ann', clientId: 'app-one', iat: 1 }), row('Session', 's1', { uid: 'u' }), row('Client', 'app-one', { client_id: 'app-one' })])

@@ -8,6 +8,7 @@ import { openStore } from '../../src/db/store.js';
 import { sweepExpired } from '../../src/oauth/adapter.js';
 import { startTestApp, type TestApp } from '../support/test-app.js';
 import { Browser, field, formAction, tokenRequest, type Answer } from '../support/oauth-browser.js';
+import { oauthRecordRow } from '../support/rows.js';
 import { testDialect } from '../support/test-database.js';
 
 const DEVICE_GRANT = 'urn:ietf:params:oauth:grant-type:device_code';
@@ -284,7 +285,7 @@ describe(`signing in on ${testDialect()}`, { timeout: 120_000 }, () => {
     const store = openStore(t.config.database);
     try {
       const at = (ms: number) => new Date(Date.now() + ms).toISOString();
-      const row = (id: string, expires_at: string | null) => ({ model: 'Test', id, payload: '{}', grant_id: null, user_code: null, uid: null, expires_at });
+      const row = (id: string, expires_at: string | null) => oauthRecordRow({ model: 'Test', id, expires_at });
       await store.db.insertInto('oauth_records').values([row('old', at(-2 * 3600_000)), row('recent', at(-60_000)), row('live', at(60_000)), row('forever', null)]).execute();
       expect(await sweepExpired(store)).toBeGreaterThanOrEqual(1);
       const left = await store.db.selectFrom('oauth_records').select('id').where('model', '=', 'Test').orderBy('id').execute();

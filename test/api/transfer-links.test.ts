@@ -1,7 +1,6 @@
 import { gunzipSync } from 'node:zlib';
 import { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { LinkRow } from '../../src/db/database.js';
 import { openStore } from '../../src/db/store.js';
 import { openMediaStore } from '../../src/media-store/open-media-store.js';
 import { createSecretBox } from '../../src/modules/links/secret-box.js';
@@ -11,6 +10,7 @@ import { createTransferService } from '../../src/transfer/service.js';
 import { cardBody, startTestApp, type TestApp } from '../support/test-app.js';
 import { adminToken, expectStatus, familyOf, newUser } from '../support/fixtures.js';
 import { editTable, repack, rowsOf, unpack, type Entry } from '../support/archives.js';
+import { linkCardRow, linkJobRow, linkRow, type Row } from '../support/rows.js';
 import { testDialect, type TestDialect } from '../support/test-database.js';
 
 /**
@@ -58,12 +58,12 @@ async function exportOf(t: TestApp, query = ''): Promise<Buffer> {
 }
 
 /** A linked link of `userId`, its device code and tokens sealed as the links module seals them. */
-function linkedRow(linkId: string, userId: string, audience: string | null): LinkRow {
+function linkedRow(linkId: string, userId: string, audience: string | null): Row<'links'> {
   const box = createSecretBox('a-secret-of-the-old-instance');
   const plain = { device: `device-code-${linkId}-0123456789`, refresh: `refresh-token-${linkId}-abcdef`, access: `access-token-${linkId}-ghijkl` };
   const sealed = { device: box.seal(plain.device, linkId), refresh: box.seal(plain.refresh, linkId), access: box.seal(plain.access, linkId) };
   secrets.push(...Object.values(plain), ...Object.values(sealed));
-  return {
+  return linkRow({
     link_id: linkId,
     user_id: userId,
     name: `Remote of ${linkId}`,
@@ -72,7 +72,6 @@ function linkedRow(linkId: string, userId: string, audience: string | null): Lin
     client_id: 'client-of-the-remote',
     audience,
     state: 'linked',
-    reason: null,
     user_code: `CODE-${linkId.slice(-4).toUpperCase()}`,
     verification_uri: 'https://login.remote.example/activate',
     verification_uri_complete: `https://login.remote.example/activate?user_code=${linkId}`,
@@ -85,7 +84,7 @@ function linkedRow(linkId: string, userId: string, audience: string | null): Lin
     access_expires_at: '2999-01-01T00:00:00.000Z',
     created_at: AT,
     updated_at: '2026-03-02T10:00:00.000Z',
-  };
+  });
 }
 
 const LINK_COLUMNS = ['link_id', 'user_id', 'name', 'api_base_url', 'auth_base_url', 'client_id', 'audience', 'created_at'];
@@ -100,12 +99,12 @@ beforeAll(async () => {
     await store.db.insertInto('links').values([linkedRow('link-ann', ann, 'https://api.remote.example'), linkedRow('link-carol', carol, null)]).execute();
     await store.db
       .insertInto('link_cards')
-      .values({ link_id: 'link-ann', remote_card_id: 'remote-1', local_card_id: annCard, remote_fingerprint: 'f'.repeat(64), local_version: 3, updated_at: AT })
+      .values(linkCardRow({ link_id: 'link-ann', remote_card_id: 'remote-1', local_card_id: annCard, remote_fingerprint: 'f'.repeat(64), local_version: 3, updated_at: AT }))
       .execute();
     // A finished job: history, which stays behind (a queued one would be taken by the runner).
     await store.db
       .insertInto('link_jobs')
-      .values({ job_id: 'job-ann-1', link_id: 'link-ann', user_id: ann, kind: 'pull', state: 'done', request: '{"overwrite":false}', cards: '[]', files_done: 2, files_total: 2, bytes: 1234, error: null, attempts: 1, lease_until: null, created_at: AT, updated_at: AT })
+      .values(linkJobRow({ job_id: 'job-ann-1', link_id: 'link-ann', user_id: ann, kind: 'pull', state: 'done', files_done: 2, files_total: 2, bytes: 1234, attempts: 1, created_at: AT, updated_at: AT }))
       .execute();
   });
 }, 60_000);

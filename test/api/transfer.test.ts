@@ -14,6 +14,7 @@ import { cardBody, startTestApp, type TestApp } from '../support/test-app.js';
 import { adminToken, expectStatus, familyIdOf, familyOf, mustAdd, newUser, putCatalogueCard } from '../support/fixtures.js';
 import { makeAudio, pollTranscode, startMediaStore, uploadAudio } from '../support/media.js';
 import { addMedia, bomb, editTable, repack, rowsOf, unpack, type Entry } from '../support/archives.js';
+import { linkCardRow, linkRow } from '../support/rows.js';
 import { testDialect, type TestDialect } from '../support/test-database.js';
 
 /**
@@ -192,16 +193,15 @@ async function seed(t: TestApp): Promise<World> {
     const at = '2026-02-01T00:00:00.000Z';
     await store.db
       .insertInto('links')
-      .values({
+      .values(linkRow({
         link_id: w.linkId, user_id: alice, name: 'The other shelf', api_base_url: 'https://api.other.example', auth_base_url: 'https://login.other.example',
-        client_id: 'other-client', audience: null, state: 'linked', reason: null, user_code: null, verification_uri: null, verification_uri_complete: null,
-        expires_at: null, device_code_sealed: null, poll_interval: 5, next_poll_at: null, refresh_token_sealed: box.seal('refresh', w.linkId),
+        client_id: 'other-client', state: 'linked', poll_interval: 5, refresh_token_sealed: box.seal('refresh', w.linkId),
         access_token_sealed: box.seal('access', w.linkId), access_expires_at: '2999-01-01T00:00:00.000Z', created_at: at, updated_at: at,
-      })
+      }))
       .execute();
     await store.db
       .insertInto('link_cards')
-      .values({ link_id: w.linkId, remote_card_id: 'remote-tone', local_card_id: w.cards[3]!, remote_fingerprint: 'a'.repeat(64), local_version: 1, updated_at: at })
+      .values(linkCardRow({ link_id: w.linkId, remote_card_id: 'remote-tone', local_card_id: w.cards[3]!, remote_fingerprint: 'a'.repeat(64), local_version: 1, updated_at: at }))
       .execute();
   } finally {
     await store.db.destroy();

@@ -15,6 +15,15 @@ import { createDeployment } from '../support/deployment.js';
 import { cli } from '../support/processes.js';
 import { adminToken, familyOf, newUser } from '../support/fixtures.js';
 import { editTable, repack, rowsOf, unpack, type Entry } from '../support/archives.js';
+import {
+  accountSessionRow,
+  invitationRow,
+  oauthRecordRow,
+  passkeyRow,
+  setupLinkRow,
+  throttleCounterRow,
+  tokenRevocationRow,
+} from '../support/rows.js';
 import { testDialect, type TestDialect } from '../support/test-database.js';
 
 /**
@@ -64,16 +73,8 @@ async function exportOf(t: TestApp, query = ''): Promise<Buffer> {
 const signIn = (t: TestApp, email: string, password: string): Promise<Account | undefined> =>
   withStore(t, (store) => createAccountService(store).authenticate(email, password));
 
-const passkey = (id: string, userId: string) => ({
-  id,
-  user_id: userId,
-  public_key: `pk-${id}`,
-  counter: 7,
-  transports: '["internal"]',
-  name: `key ${id}`,
-  created_at: '2026-01-01T00:00:00.000Z',
-  last_used_at: null,
-});
+const passkey = (id: string, userId: string) =>
+  passkeyRow({ id, user_id: userId, public_key: `pk-${id}`, counter: 7, transports: '["internal"]', name: `key ${id}`, created_at: '2026-01-01T00:00:00.000Z' });
 
 beforeAll(async () => {
   source = await startTestApp({}, { dialect: SOURCE });
@@ -85,12 +86,12 @@ beforeAll(async () => {
     await store.db.insertInto('passkeys').values([passkey('key-bob', bob.userId), passkey('key-carol', carol.userId)]).execute();
     await addClient(store, { clientId: 'shelf-app', name: 'Shelf', redirectUris: ['https://app.example/callback'] }, 'cardshelf');
     // What must not travel: a session (the engine's, the account page's), an invitation, a set-up link, a throttle counter.
-    await store.db.insertInto('oauth_records').values({ model: 'Session', id: 'live-session', payload: '{}', grant_id: null, user_code: null, uid: 'u1', expires_at: LATER, account_id: ann.userId, client_id: null }).execute();
-    await store.db.insertInto('invitations').values({ secret_hash: 'f'.repeat(64), family_id: 'x', invited_by: ann.userId, created_at: LATER, expires_at: LATER, used_at: null, used_by: null }).execute();
-    await store.db.insertInto('setup_links').values({ secret_hash: 'e'.repeat(64), created_at: LATER, expires_at: LATER, used_at: null }).execute();
-    await store.db.insertInto('throttle_counters').values({ key: 'signInEmail:bob@example.com', attempts: 3, last_attempt_at: LATER, locked_until: LATER }).execute();
-    await store.db.insertInto('token_revocations').values({ kind: 'account', subject: bob.userId, revoked_at: '2026-01-01T00:00:00.000Z', expires_at: null }).execute();
-    await store.db.insertInto('account_sessions').values({ id: 'd'.repeat(64), user_id: ann.userId, created_at: LATER, confirmed_at: LATER, expires_at: LATER }).execute();
+    await store.db.insertInto('oauth_records').values(oauthRecordRow({ model: 'Session', id: 'live-session', uid: 'u1', expires_at: LATER, account_id: ann.userId, client_id: null })).execute();
+    await store.db.insertInto('invitations').values(invitationRow({ secret_hash: 'f'.repeat(64), family_id: 'x', invited_by: ann.userId, created_at: LATER, expires_at: LATER })).execute();
+    await store.db.insertInto('setup_links').values(setupLinkRow({ secret_hash: 'e'.repeat(64), created_at: LATER, expires_at: LATER })).execute();
+    await store.db.insertInto('throttle_counters').values(throttleCounterRow({ key: 'signInEmail:bob@example.com', attempts: 3, last_attempt_at: LATER, locked_until: LATER })).execute();
+    await store.db.insertInto('token_revocations').values(tokenRevocationRow({ kind: 'account', subject: bob.userId, revoked_at: '2026-01-01T00:00:00.000Z' })).execute();
+    await store.db.insertInto('account_sessions').values(accountSessionRow({ id: 'd'.repeat(64), user_id: ann.userId, created_at: LATER, confirmed_at: LATER, expires_at: LATER })).execute();
   });
   familyId = await familyOf(source, [ann.userId, bob.userId]);
   await familyOf(source, [carol.userId]);
