@@ -12,73 +12,88 @@ import type { Database } from '../../src/db/database.js';
 export const ROW_TIME = '2026-01-01T00:00:00.000Z';
 
 export type Row<T extends keyof Database> = Insertable<Database[T]>;
-/** The columns in K, and any others the test sets. */
+/**
+ * The columns in K, and any others the test sets. A builder lists the columns in the table's
+ * order: a row put into an archive (support/archives.ts editTable) must keep it.
+ */
 type Given<T extends keyof Database, K extends keyof Row<T>> = Pick<Row<T>, K> & Partial<Row<T>>;
 
-export function transcodeRow(row: Given<'transcodes', 'source_sha256'>): Row<'transcodes'> {
+export function transcodeRow(given: Given<'transcodes', 'source_sha256'>): Row<'transcodes'> {
+  const { source_sha256, ...row } = given;
   return {
-    loudnorm: 0, status: 'queued', attempts: 0, lease_until: null, progress: 0,
+    source_sha256, loudnorm: 0, status: 'queued', attempts: 0, lease_until: null, progress: 0,
     transcoded_sha256: null, transcoded_info: null, error: null, created_at: ROW_TIME, updated_at: ROW_TIME,
     ...row,
   };
 }
 
-export function audioUploadRow(row: Given<'audio_uploads', 'upload_id' | 'user_id'>): Row<'audio_uploads'> {
+export function audioUploadRow(given: Given<'audio_uploads', 'upload_id' | 'user_id'>): Row<'audio_uploads'> {
+  const { upload_id, user_id, ...row } = given;
   return {
-    filename: null, declared_sha256: null, state: 'awaiting', source_sha256: null,
+    upload_id, user_id, filename: null, declared_sha256: null, state: 'awaiting', source_sha256: null,
     url_expires_at: ROW_TIME, created_at: ROW_TIME, updated_at: ROW_TIME,
     ...row,
   };
 }
 
-export function mediaObjectRow(row: Given<'media_objects', 'sha256'>): Row<'media_objects'> {
-  return { size: 0, content_type: 'application/octet-stream', created_at: ROW_TIME, ...row };
+export function mediaObjectRow(given: Given<'media_objects', 'sha256'>): Row<'media_objects'> {
+  const { sha256, ...row } = given;
+  return { sha256, size: 0, content_type: 'application/octet-stream', created_at: ROW_TIME, ...row };
 }
 
-export function familyImageRow(row: Given<'family_images', 'family_id' | 'image_id'>): Row<'family_images'> {
-  return { size: 0, created_at: ROW_TIME, ...row };
+export function familyImageRow(given: Given<'family_images', 'family_id' | 'image_id'>): Row<'family_images'> {
+  const { family_id, image_id, ...row } = given;
+  return { family_id, image_id, size: 0, created_at: ROW_TIME, ...row };
 }
 
 /**
  * account_id and client_id (migration 007) are left to the database, which fills them in with
  * null, unless the test sets them: so the row also fits the table as it was before 007.
  */
-export function oauthRecordRow(row: Given<'oauth_records', 'model' | 'id'>): Row<'oauth_records'> {
-  return { payload: '{}', grant_id: null, user_code: null, uid: null, expires_at: null, ...row };
+export function oauthRecordRow(given: Given<'oauth_records', 'model' | 'id'>): Row<'oauth_records'> {
+  const { model, id, ...row } = given;
+  return { model, id, payload: '{}', grant_id: null, user_code: null, uid: null, expires_at: null, ...row };
 }
 
-export function passkeyRow(row: Given<'passkeys', 'id' | 'user_id'>): Row<'passkeys'> {
+export function passkeyRow(given: Given<'passkeys', 'id' | 'user_id'>): Row<'passkeys'> {
+  const { id, user_id, ...row } = given;
   return {
-    public_key: `pk-${row.id}`, counter: 0, transports: '[]', name: `key ${row.id}`,
+    id, user_id, public_key: `pk-${id}`, counter: 0, transports: '[]', name: `key ${id}`,
     created_at: ROW_TIME, last_used_at: null,
     ...row,
   };
 }
 
-export function invitationRow(row: Given<'invitations', 'secret_hash' | 'family_id' | 'invited_by'>): Row<'invitations'> {
-  return { created_at: ROW_TIME, expires_at: ROW_TIME, used_at: null, used_by: null, ...row };
+export function invitationRow(given: Given<'invitations', 'secret_hash' | 'family_id' | 'invited_by'>): Row<'invitations'> {
+  const { secret_hash, family_id, invited_by, ...row } = given;
+  return { secret_hash, family_id, invited_by, created_at: ROW_TIME, expires_at: ROW_TIME, used_at: null, used_by: null, ...row };
 }
 
-export function setupLinkRow(row: Given<'setup_links', 'secret_hash'>): Row<'setup_links'> {
-  return { created_at: ROW_TIME, expires_at: ROW_TIME, used_at: null, ...row };
+export function setupLinkRow(given: Given<'setup_links', 'secret_hash'>): Row<'setup_links'> {
+  const { secret_hash, ...row } = given;
+  return { secret_hash, created_at: ROW_TIME, expires_at: ROW_TIME, used_at: null, ...row };
 }
 
-export function throttleCounterRow(row: Given<'throttle_counters', 'key'>): Row<'throttle_counters'> {
-  return { attempts: 0, last_attempt_at: ROW_TIME, locked_until: ROW_TIME, ...row };
+export function throttleCounterRow(given: Given<'throttle_counters', 'key'>): Row<'throttle_counters'> {
+  const { key, ...row } = given;
+  return { key, attempts: 0, last_attempt_at: ROW_TIME, locked_until: ROW_TIME, ...row };
 }
 
-export function tokenRevocationRow(row: Given<'token_revocations', 'kind' | 'subject'>): Row<'token_revocations'> {
-  return { revoked_at: ROW_TIME, expires_at: null, ...row };
+export function tokenRevocationRow(given: Given<'token_revocations', 'kind' | 'subject'>): Row<'token_revocations'> {
+  const { kind, subject, ...row } = given;
+  return { kind, subject, revoked_at: ROW_TIME, expires_at: null, ...row };
 }
 
-export function accountSessionRow(row: Given<'account_sessions', 'id' | 'user_id'>): Row<'account_sessions'> {
-  return { created_at: ROW_TIME, confirmed_at: ROW_TIME, expires_at: ROW_TIME, ...row };
+export function accountSessionRow(given: Given<'account_sessions', 'id' | 'user_id'>): Row<'account_sessions'> {
+  const { id, user_id, ...row } = given;
+  return { id, user_id, created_at: ROW_TIME, confirmed_at: ROW_TIME, expires_at: ROW_TIME, ...row };
 }
 
 /** A linked link (signed in, nothing sealed unless the test seals it). */
-export function linkRow(row: Given<'links', 'link_id' | 'user_id'>): Row<'links'> {
+export function linkRow(given: Given<'links', 'link_id' | 'user_id'>): Row<'links'> {
+  const { link_id, user_id, ...row } = given;
   return {
-    name: 'A remote', api_base_url: 'https://api.remote.example', auth_base_url: 'https://login.remote.example',
+    link_id, user_id, name: 'A remote', api_base_url: 'https://api.remote.example', auth_base_url: 'https://login.remote.example',
     client_id: 'client-of-the-remote', audience: null, state: 'linked', reason: null,
     user_code: null, verification_uri: null, verification_uri_complete: null, expires_at: null,
     device_code_sealed: null, poll_interval: 5, next_poll_at: null,
@@ -88,13 +103,15 @@ export function linkRow(row: Given<'links', 'link_id' | 'user_id'>): Row<'links'
   };
 }
 
-export function linkCardRow(row: Given<'link_cards', 'link_id' | 'remote_card_id' | 'local_card_id'>): Row<'link_cards'> {
-  return { remote_fingerprint: '0'.repeat(64), local_version: 1, updated_at: ROW_TIME, ...row };
+export function linkCardRow(given: Given<'link_cards', 'link_id' | 'remote_card_id' | 'local_card_id'>): Row<'link_cards'> {
+  const { link_id, remote_card_id, local_card_id, ...row } = given;
+  return { link_id, remote_card_id, local_card_id, remote_fingerprint: '0'.repeat(64), local_version: 1, updated_at: ROW_TIME, ...row };
 }
 
-export function linkJobRow(row: Given<'link_jobs', 'job_id' | 'link_id' | 'user_id'>): Row<'link_jobs'> {
+export function linkJobRow(given: Given<'link_jobs', 'job_id' | 'link_id' | 'user_id'>): Row<'link_jobs'> {
+  const { job_id, link_id, user_id, ...row } = given;
   return {
-    kind: 'pull', state: 'queued', request: '{"overwrite":false}', cards: '[]',
+    job_id, link_id, user_id, kind: 'pull', state: 'queued', request: '{"overwrite":false}', cards: '[]',
     files_done: 0, files_total: 0, bytes: 0, error: null, attempts: 0, lease_until: null,
     created_at: ROW_TIME, updated_at: ROW_TIME,
     ...row,
