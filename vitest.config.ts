@@ -1,11 +1,13 @@
 import { configDefaults, defineConfig } from 'vitest/config';
 
 /**
- * The integration suite (every test/**.test.ts outside test/unit/) runs once per database, as a
- * project named after it; unit tests run once. CARDSHELF_TEST_DBS picks the databases
- * (`sqlite`, `postgres` or `sqlite,postgres`). Unset, SQLite always runs, and PostgreSQL too
- * when TEST_DATABASE_URL is given or on CI (CI=true), where a missing TEST_DATABASE_URL then
- * fails its tests rather than leaving them out.
+ * The integration suite (every test/**.test.ts outside test/unit/: test/api/, test/process/ and
+ * test/browser/, README.md says which is which) runs once per database, as a project named after
+ * it; unit tests run once. The integration pattern is all but unit on purpose: a file put in no
+ * folder still runs. CARDSHELF_TEST_DBS picks the databases (`sqlite`, `postgres` or
+ * `sqlite,postgres`). Unset, SQLite always runs, and PostgreSQL too when TEST_DATABASE_URL is
+ * given or on CI (CI=true), where a missing TEST_DATABASE_URL then fails its tests rather than
+ * leaving them out.
  */
 const DATABASES = ['sqlite', 'postgres'] as const;
 type Database = (typeof DATABASES)[number];

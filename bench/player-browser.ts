@@ -3,7 +3,7 @@
  * From sending `POST /device-v2/{id}/command` (card-play) to the browser player's audio element
  * firing `playing` for the track the command named: the page at /app/be-player in Debian's
  * Chromium (CHROMIUM_PATH), registered as a player of the family, launched with
- * --autoplay-policy=no-user-gesture-required as test/web-player-browser.test.ts is (a real tablet
+ * --autoplay-policy=no-user-gesture-required as test/browser/web-player-browser.test.ts is (a real tablet
  * shows "Start" once). Each try plays another card or chapter (four tracks, each its own tone), so
  * each is a real change of track: the server's command, the player's stream, its read of the card
  * (`GET /card/{id}?playable=true`), the audio's load and start.

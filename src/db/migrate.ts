@@ -44,7 +44,7 @@ function migrations(dialect: StoreDialect): Record<string, Migration> {
 /**
  * Brings the schema up to date. Instances that start together never run a migration twice:
  * Kysely's Migrator holds an advisory lock on PostgreSQL, and on SQLite runs in one transaction
- * that holds the write lock (see sqlite.ts). test/migrate.test.ts races processes to check it.
+ * that holds the write lock (see sqlite.ts). test/process/migrate.test.ts races processes to check it.
  */
 export async function migrateToLatest(store: Store): Promise<MigrationResultSet> {
   const provider: MigrationProvider = { getMigrations: async () => migrations(store.dialect) };

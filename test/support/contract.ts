@@ -6,7 +6,7 @@ import { Ajv, type ValidateFunction } from 'ajv';
  * no documented operation (unknown paths, 405s, the hidden /docs and /metrics) are checked only
  * when they are errors, against the error shape; the sign-in pages (src/oauth/pages.ts), made for
  * browsers, may answer theirs as pages (a 429 sign-in form), and the engine's JSON endpoints in OAuth's
- * error shape (a 429 of /oauth/device/code). test/helpers.ts runs it on every answer of a
+ * error shape (a 429 of /oauth/device/code). test/support/test-app.ts runs it on every answer of a
  * test app, so a response that drifts from its schema (or the document from the code) fails.
  */
 export interface ContractCheck {

@@ -1,6 +1,6 @@
 import sharp from 'sharp';
 import { expect } from 'vitest';
-import type { TestApp } from '../helpers.js';
+import type { TestApp } from './test-app.js';
 
 let drawn = 0;
 

@@ -8,7 +8,7 @@ import { promisify } from 'node:util';
 import { expect } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { findBinaries, requireBinaries } from '../../src/modules/media/transcoder.js';
-import type { Reply, TestApp } from '../helpers.js';
+import type { Reply, TestApp } from './test-app.js';
 import { testDialect } from './test-database.js';
 
 const run = promisify(execFile);

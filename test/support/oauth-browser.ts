@@ -1,4 +1,4 @@
-import type { TestApp } from '../helpers.js';
+import type { TestApp } from './test-app.js';
 
 export interface Answer {
   status: number;

@@ -1,15 +1,14 @@
 import { existsSync } from 'node:fs';
 import { readdir, stat } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import path from 'node:path';
 import { AxeBuilder } from '@axe-core/playwright';
 import type { Page } from 'playwright-core';
 import { expect } from 'vitest';
 import { WEB_APP_DIR } from '../../src/http/web-app.js';
 
-/** What the sign-in pages' browser tests share (test/sign-in-browser.test.ts, test/passkeys-browser.test.ts). */
+/** What the sign-in pages' browser tests share (test/browser/sign-in-browser.test.ts, test/browser/passkeys-browser.test.ts). */
 
-/** Debian's `chromium`; the tests are skipped without it, except on CI (CI=true), as test/docs-browser.test.ts. */
+/** Debian's `chromium`; the tests are skipped without it, except on CI (CI=true), as test/browser/docs-browser.test.ts. */
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 export const haveBrowser = existsSync(CHROMIUM) || process.env.CI === 'true';
 
@@ -20,15 +19,6 @@ export async function expectBuildCurrent(): Promise<void> {
   const sources = (await readdir(web, { recursive: true, withFileTypes: true })).filter((e) => e.isFile());
   const newest = Math.max(...(await Promise.all(sources.map(async (e) => (await stat(path.join(e.parentPath, e.name))).mtimeMs))));
   if (!built || built.mtimeMs < newest) throw new Error('dist/app is missing or older than web/: run `npm run build:web` (npm ci does)');
-}
-
-/** A free loopback port: the public base URL (the issuer) must name the port the server takes. */
-export async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
 }
 
 /** Every field a person fills has a label that names it; the page says its language and title. */

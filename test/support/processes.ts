@@ -48,6 +48,23 @@ export function runCli(args: string[], env: Record<string, string>): CliProcess 
   return runScript(CLI, args, env);
 }
 
+export interface CliResult {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/**
+ * `cardshelf <args>` as an operator runs it, to its end: its exit code and what it wrote.
+ * `stdin`, when given, is written to it and closed (`--password-stdin`).
+ */
+export async function cli(args: string[], env: Readonly<Record<string, string>>, stdin?: string): Promise<CliResult> {
+  const proc = runScript(CLI, args, env, { stdin: stdin !== undefined });
+  if (stdin !== undefined) proc.child.stdin!.end(stdin);
+  const exit = await proc.exited;
+  return { code: exit.code, stdout: proc.stdout(), stderr: proc.stderr() };
+}
+
 /** A TypeScript file of this repository, run by Node with tsx. */
 export function runScript(
   file: string,
