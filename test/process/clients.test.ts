@@ -50,15 +50,18 @@ describe(`registered apps on ${testDialect()}`, { timeout: 180_000 }, () => {
   }
 
   it('the CLI refuses what the engine would refuse, with exit 2 and nothing stored', async () => {
-    for (const [args, message] of [
+    const cases = [
       [['client', 'add', 'bad id!', '--name', 'X', '--redirect-uri', REDIRECT], 'client id'],
       [['client', 'add', 'plain-http', '--name', 'X', '--redirect-uri', 'http://cards.example/callback'], 'https://'],
       [['client', 'add', 'fragment', '--name', 'X', '--redirect-uri', 'https://cards.example/cb#x'], 'fragment'],
       [['client', 'add', 'no-uri', '--name', 'X'], '--redirect-uri'],
       // An ID token's `aud` is its client id: no app may be named as the API's audience (LOCAL_AUDIENCE).
       [['client', 'add', 'cardshelf', '--name', 'X', '--redirect-uri', REDIRECT], 'an audience of this API'],
-    ] as const) {
-      const refused = await cli([...args], deployment.env);
+    ] as const;
+    // Each refused before it stores anything: side by side, as test/cli.test.ts runs its refusals.
+    const results = await Promise.all(cases.map(([args]) => cli([...args], deployment.env)));
+    for (const [i, [, message]] of cases.entries()) {
+      const refused = results[i]!;
       expect(refused.code, refused.stderr).toBe(2);
       expect(refused.stderr).toContain(message);
     }
