@@ -18,10 +18,19 @@ const nonEmpty = (maxLength: number): fc.Arbitrary<string> =>
 
 const number = fc.oneof(fc.integer(), fc.double({ noNaN: true, noDefaultInfinity: true }));
 
+/**
+ * Any JSON value a client may send: fast-check also makes objects with a `__proto__` or
+ * `constructor` member, which the server refuses as prototype poisoning (400, src/http/json-body.ts),
+ * so no read ever returns them.
+ */
+const POISON = /"(__proto__|constructor)":/;
+const jsonValue = (maxDepth: number): fc.Arbitrary<fc.JsonValue> =>
+  fc.jsonValue({ maxDepth }).filter((v) => !POISON.test(JSON.stringify(v)));
+
 /** Undescribed fields, kept as sent; the `x` keeps their names off the described ones. */
 const extras = fc.dictionary(
   fc.string({ minLength: 1, maxLength: 6 }).map((k) => `x${k}`),
-  fc.jsonValue({ maxDepth: 2 }),
+  jsonValue(2),
   { maxKeys: 2 },
 );
 
@@ -111,7 +120,7 @@ const metadata = fc.record(
     feedUrl: fc.oneof(fc.constant(null), url),
     hidden: fc.boolean(),
     languages: fc.array(text(5), { maxLength: 3 }),
-    list: fc.array(fc.jsonValue({ maxDepth: 1 }), { maxLength: 2 }),
+    list: fc.array(jsonValue(1), { maxLength: 2 }),
     media: fc.record({ duration: fc.nat(), fileSize: fc.nat(), hasStreams: fc.boolean() }, { requiredKeys: [] }),
     note: text(),
     order: fc.oneof(fc.nat().map(String), fc.constant(null)),
