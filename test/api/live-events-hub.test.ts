@@ -13,7 +13,7 @@ import { publishAll, type LiveEvent } from '../../src/modules/events/publish.js'
 import { pause } from '../support/event-stream.js';
 
 /**
- * The hub's writes to its streams (src/modules/events/hub.ts), seen at the sink: each write to
+ * The hub's writes to its streams (src/modules/events/fan-out.ts, driven by hub.ts), seen at the sink: each write to
  * a response is a system call, so what one read of the log brings goes out in one write per
  * stream. On SQLite in a directory of its own: the hub's fan-out does not depend on the store.
  */

@@ -308,7 +308,7 @@ describe(`live events: limits, slow readers, the log's window, shutdown on ${tes
       // 25 MB through a loopback socket and the log: seconds here, more on a loaded machine.
       await quickStream.waitFor((e) => e.data.ids?.groupId === `g${COUNT - 1}`, 60_000);
       expect(quickStream.events.length).toBe(COUNT);
-      // The bound is checked when more comes (hub.ts `write`): one read of the log may have
+      // The bound is checked when more comes (fan-out.ts `write`): one read of the log may have
       // brought all of them at once, the slow reader's share in one write. One more event then.
       await store.db.transaction().execute((trx) =>
         publish(trx, store.dialect, { kind: 'group.changed', audience: { familyId }, ids: { groupId: 'last' }, read: '/card/family/library/groups', tag: '"t"' }),
