@@ -211,6 +211,8 @@ describe.skipIf(!haveBrowser)(`the card editor in Chromium on ${testDialect()}`,
     await page.getByRole('link', { name: 'My cards', exact: true }).click();
     await dialog.getByRole('button', { name: 'Leave without saving' }).click();
     await page.getByRole('heading', { name: 'My cards', level: 1 }).waitFor();
+    // The editor gone with its question for the browser, before the browser is sent elsewhere.
+    await title().waitFor({ state: 'detached' });
     expect((await card()).title).toBe(TITLE);
 
     // Saved: no question, in the app or from the browser.

@@ -45,7 +45,9 @@ export function LeaveDialog({ state }: { state: EditorState }) {
     resolve?.(leave);
   };
   return (
-    <dialog ref={dialog} aria-labelledby="leave-title" aria-describedby="leave-text" onClose={() => reply(false)}>
+    // Escape answers on `cancel`, at once. Not on `close`: the browser fires that a task later, and
+    // by then a Back pressed meanwhile may have asked again, and that question would be answered.
+    <dialog ref={dialog} aria-labelledby="leave-title" aria-describedby="leave-text" onCancel={() => reply(false)}>
       <h2 id="leave-title">{t.leaveTitle}</h2>
       <p id="leave-text">{t.leaveText}</p>
       <div class="toolbar">
