@@ -47,6 +47,8 @@ export default defineConfig({
           include: ['test/**/*.test.ts'],
           exclude: [...configDefaults.exclude, UNIT],
           env: { CARDSHELF_TEST_DB: database },
+          // src/ transpiled once for the processes these tests start (test/support/compiled-sources.ts).
+          globalSetup: ['test/support/compiled-sources.ts'],
         },
       })),
     ],

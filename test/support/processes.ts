@@ -1,10 +1,13 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { inject } from 'vitest';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-// The command from the sources, never a stale build in dist/.
+// The command from the sources, never a stale build in dist/: transpiled at the start of this run
+// (compiled-sources.ts), or through tsx where the run has no such folder (the unit project).
 const CLI = path.join(ROOT, 'src/main.ts');
+const COMPILED = inject('compiledSources');
 
 export interface Exit {
   code: number | null;
@@ -65,14 +68,17 @@ export async function cli(args: string[], env: Readonly<Record<string, string>>,
   return { code: exit.code, stdout: proc.stdout(), stderr: proc.stderr() };
 }
 
-/** A TypeScript file of this repository, run by Node with tsx. */
+/**
+ * A TypeScript file of this repository, run by Node: a file of src/ from this run's transpiled
+ * sources, any other (a test's script) with tsx.
+ */
 export function runScript(
   file: string,
   args: string[],
   env: Record<string, string>,
   opts: { stdin?: boolean } = {},
 ): CliProcess {
-  const child = spawn(process.execPath, ['--import', 'tsx', path.resolve(ROOT, file), ...args], {
+  const child = spawn(process.execPath, [...nodeArgsFor(path.resolve(ROOT, file)), ...args], {
     cwd: ROOT,
     env: childEnv(env),
     stdio: [opts.stdin ? 'pipe' : 'ignore', 'pipe', 'pipe'],
@@ -107,6 +113,15 @@ export function runScript(
       }
     },
   };
+}
+
+function nodeArgsFor(file: string): string[] {
+  const fromSources = path.relative(path.join(ROOT, 'src'), file);
+  if (COMPILED && !fromSources.startsWith('..')) {
+    // Stack traces name the .ts lines, as under tsx.
+    return ['--enable-source-maps', path.join(COMPILED, fromSources.replace(/\.ts$/, '.js'))];
+  }
+  return ['--import', 'tsx', file];
 }
 
 const LISTENING = /"msg":"Server listening at (http:\/\/127\.0\.0\.1:\d+)"/;
