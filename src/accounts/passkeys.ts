@@ -1,14 +1,10 @@
 import { isIP } from 'node:net';
-import {
-  generateAuthenticationOptions,
-  generateRegistrationOptions,
-  verifyAuthenticationResponse,
-  verifyRegistrationResponse,
-  type AuthenticationResponseJSON,
-  type AuthenticatorTransport,
-  type PublicKeyCredentialCreationOptionsJSON,
-  type PublicKeyCredentialRequestOptionsJSON,
-  type RegistrationResponseJSON,
+import type {
+  AuthenticationResponseJSON,
+  AuthenticatorTransport,
+  PublicKeyCredentialCreationOptionsJSON,
+  PublicKeyCredentialRequestOptionsJSON,
+  RegistrationResponseJSON,
 } from '@simplewebauthn/server';
 import type { PasskeysTable } from '../db/database.js';
 import type { Store } from '../db/dialect.js';
@@ -86,6 +82,14 @@ export function relyingParty(publicBaseUrl: string): { id: string; origin: strin
   return { id: url.hostname, origin: url.origin };
 }
 
+/**
+ * @simplewebauthn/server, loaded on the first passkey request: with the certificate parsers it
+ * brings (@peculiar/*) it is about 250 modules and 120 ms of a process's start, which most
+ * processes (commands, workers, instances where nobody uses a passkey) never need.
+ */
+let webauthn: Promise<typeof import('@simplewebauthn/server')> | undefined;
+const library = (): Promise<typeof import('@simplewebauthn/server')> => (webauthn ??= import('@simplewebauthn/server'));
+
 const toPasskey = (row: PasskeysTable): Passkey => ({ id: row.id, name: row.name, createdAt: row.created_at, lastUsedAt: row.last_used_at ?? undefined });
 
 const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -136,6 +140,7 @@ export function createPasskeyService(store: Store, accounts: AccountService, pub
 
     async registrationOptions(account) {
       needsDomain();
+      const { generateRegistrationOptions } = await library();
       const existing = await repo.credentialsOf(db, account.userId);
       const options = await generateRegistrationOptions({
         rpName: RP_NAME,
@@ -156,6 +161,7 @@ export function createPasskeyService(store: Store, accounts: AccountService, pub
       shapeOf(response);
       const label = name.trim().slice(0, MAX_NAME_LENGTH) || 'Passkey';
       if ((await repo.countPasskeys(db, account.userId)) >= MAX_PASSKEYS) throw new PasskeyRefused(`an account holds at most ${MAX_PASSKEYS} passkeys; remove one first`);
+      const { verifyRegistrationResponse } = await library();
       const verified = await checked(() =>
         verifyRegistrationResponse({
           response: response as RegistrationResponseJSON,
@@ -183,6 +189,7 @@ export function createPasskeyService(store: Store, accounts: AccountService, pub
 
     async authenticationOptions(interaction) {
       needsDomain();
+      const { generateAuthenticationOptions } = await library();
       const options = await generateAuthenticationOptions({ rpID: rp.id, userVerification: 'required' });
       await remember('authentication', interaction, options.challenge);
       return options;
@@ -193,6 +200,7 @@ export function createPasskeyService(store: Store, accounts: AccountService, pub
       const { id } = response as AuthenticationResponseJSON;
       const row = await repo.findPasskey(db, id);
       if (!row) throw new PasskeyRefused('this passkey is not registered with this Cardshelf', 'unknown');
+      const { verifyAuthenticationResponse } = await library();
       const verified = await checked(() =>
         verifyAuthenticationResponse({
           response: response as AuthenticationResponseJSON,
