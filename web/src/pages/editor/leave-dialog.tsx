@@ -34,9 +34,13 @@ export function LeaveDialog({ state }: { state: EditorState }) {
     addEventListener('beforeunload', ask);
     return () => removeEventListener('beforeunload', ask);
   }, []);
+  /** The question the dialog was last opened for. */
+  const shownFor = useRef<((leave: boolean) => void) | undefined>(undefined);
   useEffect(() => {
-    if (answer.value) dialog.current?.showModal();
-    else dialog.current?.close();
+    if (answer.value) {
+      if (!dialog.current?.open) dialog.current?.showModal();
+      shownFor.current = answer.value;
+    } else dialog.current?.close();
   }, [answer.value]);
 
   const reply = (leave: boolean): void => {
@@ -45,9 +49,18 @@ export function LeaveDialog({ state }: { state: EditorState }) {
     resolve?.(leave);
   };
   return (
-    // Escape answers on `cancel`, at once. Not on `close`: the browser fires that a task later, and
-    // by then a Back pressed meanwhile may have asked again, and that question would be answered.
-    <dialog ref={dialog} aria-labelledby="leave-title" aria-describedby="leave-text" onCancel={() => reply(false)}>
+    // Escape answers on `cancel`, at once. The browser fires `close` a task later, when a Back pressed
+    // meanwhile may have asked again: `close` answers only the question the dialog was opened for,
+    // the dialog shut (how Escape comes where the browser skips `cancel`, without user activation).
+    <dialog
+      ref={dialog}
+      aria-labelledby="leave-title"
+      aria-describedby="leave-text"
+      onCancel={() => reply(false)}
+      onClose={() => {
+        if (answer.value && answer.value === shownFor.current && !dialog.current?.open) reply(false);
+      }}
+    >
       <h2 id="leave-title">{t.leaveTitle}</h2>
       <p id="leave-text">{t.leaveText}</p>
       <div class="toolbar">
