@@ -2,6 +2,7 @@ import { batch, useSignal } from '@preact/signals';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, errorMessage, type Card } from '../../api.js';
 import { messages } from '../../messages.js';
+import { useModalDialog } from '../../modal-dialog.js';
 import { navigate } from '../../router.js';
 import { ErrorText, Link, Page, Status } from '../../ui.js';
 import { SendTo } from '../send-to.js';
@@ -52,13 +53,8 @@ function SaveForm({ state, reload }: { state: EditorState; reload: () => Promise
   const failure = useSignal<SaveFailure | undefined>(undefined);
   const status = useSignal('');
   const conflict = useSignal(false);
-  const dialog = useRef<HTMLDialogElement>(null);
   const saveButton = useRef<HTMLButtonElement>(null);
-
-  useEffect(() => {
-    if (conflict.value) dialog.current?.showModal();
-    else dialog.current?.close();
-  }, [conflict.value]);
+  const dialog = useModalDialog(conflict.value, () => (conflict.value = false));
 
   const save = async (overwrite = false): Promise<void> => {
     failure.value = undefined;
@@ -125,7 +121,7 @@ function SaveForm({ state, reload }: { state: EditorState; reload: () => Promise
         )}
       </form>
 
-      <dialog ref={dialog} aria-labelledby="conflict-title" onClose={() => (conflict.value = false)}>
+      <dialog {...dialog} aria-labelledby="conflict-title">
         <h2 id="conflict-title">{t.conflictTitle}</h2>
         <p>{t.conflictText}</p>
         <div class="toolbar">

@@ -1,5 +1,6 @@
 import { useSignal } from '@preact/signals';
-import { useEffect, useRef } from 'preact/hooks';
+import { useEffect } from 'preact/hooks';
+import { useModalDialog } from '../../modal-dialog.js';
 import { messages } from '../../messages.js';
 import { guardLeaving } from '../../router.js';
 import type { EditorState } from './state.js';
@@ -14,7 +15,6 @@ const t = messages.cardEditor;
 export function LeaveDialog({ state }: { state: EditorState }) {
   /** The pending question's answer: true leaves. */
   const answer = useSignal<((leave: boolean) => void) | undefined>(undefined);
-  const dialog = useRef<HTMLDialogElement>(null);
 
   useEffect(
     () =>
@@ -34,33 +34,14 @@ export function LeaveDialog({ state }: { state: EditorState }) {
     addEventListener('beforeunload', ask);
     return () => removeEventListener('beforeunload', ask);
   }, []);
-  /** The question the dialog was last opened for. */
-  const shownFor = useRef<((leave: boolean) => void) | undefined>(undefined);
-  useEffect(() => {
-    if (answer.value) {
-      if (!dialog.current?.open) dialog.current?.showModal();
-      shownFor.current = answer.value;
-    } else dialog.current?.close();
-  }, [answer.value]);
-
   const reply = (leave: boolean): void => {
     const resolve = answer.value;
     answer.value = undefined;
     resolve?.(leave);
   };
+  const dialog = useModalDialog(answer.value, () => reply(false));
   return (
-    // Escape answers on `cancel`, at once. The browser fires `close` a task later, when a Back pressed
-    // meanwhile may have asked again: `close` answers only the question the dialog was opened for,
-    // the dialog shut (how Escape comes where the browser skips `cancel`, without user activation).
-    <dialog
-      ref={dialog}
-      aria-labelledby="leave-title"
-      aria-describedby="leave-text"
-      onCancel={() => reply(false)}
-      onClose={() => {
-        if (answer.value && answer.value === shownFor.current && !dialog.current?.open) reply(false);
-      }}
-    >
+    <dialog {...dialog} aria-labelledby="leave-title" aria-describedby="leave-text">
       <h2 id="leave-title">{t.leaveTitle}</h2>
       <p id="leave-text">{t.leaveText}</p>
       <div class="toolbar">
