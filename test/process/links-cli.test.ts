@@ -30,7 +30,8 @@ function onTerminal(args: string[], env: Record<string, string>, columns: number
     child.stdout.setEncoding('utf8').on('data', (c: string) => (screen += c));
     child.stderr.setEncoding('utf8').on('data', (c: string) => (screen += c));
     child.once('error', reject);
-    child.once('exit', (code) => resolve({ code, screen }));
+    // 'close', not 'exit': the output is all read by then.
+    child.once('close', (code) => resolve({ code, screen }));
   });
 }
 

@@ -45,7 +45,8 @@ function bash(script: string, env: Record<string, string>): Promise<{ code: numb
     child.stdout.setEncoding('utf8').on('data', (c: string) => (stdout += c));
     child.stderr.setEncoding('utf8').on('data', (c: string) => (stderr += c));
     child.once('error', reject);
-    child.once('exit', (code) => resolve({ code, stdout, stderr }));
+    // 'close', not 'exit': the output is all read by then.
+    child.once('close', (code) => resolve({ code, stdout, stderr }));
   });
 }
 

@@ -92,10 +92,17 @@ export function runScript(
   child.stderr?.setEncoding('utf8').on('data', (chunk: string) => {
     err += chunk;
   });
+  // 'exit' can come before the last of the child's output has been read from its pipes, so an
+  // exit resolves at 'close', once they are drained. A grandchild that inherited the pipes could
+  // hold them open past the exit, hence the bound.
   const exited = new Promise<Exit>((resolve) => {
     child.once('exit', (code, signal) => {
       running.delete(child);
-      resolve({ code, signal });
+      const drained = setTimeout(() => resolve({ code, signal }), 5_000);
+      child.once('close', () => {
+        clearTimeout(drained);
+        resolve({ code, signal });
+      });
     });
   });
   return {
