@@ -18,13 +18,16 @@
  *
  * Options (flag, or environment variable): see USAGE in bench/options.ts, or `npm run bench -- --help`.
  */
+import { execFile } from 'node:child_process';
 import { mkdtemp } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { promisify } from 'node:util';
 import { startCeiling, type Ceiling } from './ceiling.js';
 import { makeFixtures } from './fixtures.js';
 import { log } from './log.js';
 import { readOptions, type Options, type StoreName } from './options.js';
+import { rootDir } from './paths.js';
 import { memoryOf } from './process-sampler.js';
 import { formatSummary } from './profile-summary.js';
 import { formatRow, machine, printResults, record, type Machine, type ScenarioResult, type StoreResult } from './report.js';
@@ -94,6 +97,12 @@ async function main(): Promise<number> {
     `bench: ${m.cpu}, ${m.cores} cores, Node ${m.node}, load ${m.loadAverage.join(' ')}; ` +
       `${opts.connections} connections, pipelining ${opts.pipelining}, ${opts.duration} s + ${opts.warmup} s warm-up; stores: ${opts.stores.join(', ')}`,
   );
+  // --built measures dist/: built now from this tree, so that it is never an older build's
+  // figure (the revision of --against is built in its own directory, against.ts).
+  if (opts.built) {
+    log('bench: building this tree (tsc -p tsconfig.build.json)');
+    await promisify(execFile)(process.execPath, [path.join(rootDir, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.build.json'], { cwd: rootDir });
+  }
   if (opts.against) return compareAgainst(opts, opts.against, command, startedAt, m);
   const ceiling = await startCeiling();
   const results: StoreResult[] = [];

@@ -8,6 +8,7 @@ import { asUnavailable } from './errors.js';
 import { GuardedDriver } from './guarded-driver.js';
 import { listenForNotifications } from './notify-listener.js';
 import { pgDriver } from './pg-driver.js';
+import { tickBatchedSocket } from './pg-socket.js';
 import { preparedStatement } from './prepared.js';
 import { StatementWatch } from './statement-watch.js';
 
@@ -81,6 +82,8 @@ function resilientPool(config: PostgresConfig): { pool: pg.Pool; kyselyPool: Pos
     // unit of work's statements that do not wait for each other share a round trip
     // (guarded-driver.ts). Nothing here streams rows through a cursor, which pipelining refuses.
     pipeline: true,
+    // What a unit of work sends in one tick goes out in one system call (pg-socket.ts).
+    stream: tickBatchedSocket,
   });
   const broken = new WeakSet<pg.PoolClient>();
   // An idle connection that breaks is dropped by the pool; the next checkout opens a new one.
