@@ -1,4 +1,5 @@
 import type { LibraryRecordRow } from '../../db/database.js';
+import { preparedStatement } from '../../db/prepared.js';
 import type { Db } from '../../db/unit-of-work.js';
 
 /** Inserts the record unless the family already holds the card; true when it was inserted. */
@@ -18,6 +19,29 @@ export async function findRecord(db: Db, familyId: string, cardId: string): Prom
     .where('family_id', '=', familyId)
     .where('card_id', '=', cardId)
     .executeTakeFirst();
+}
+
+const familyRecordStatement = preparedStatement((db, { userId, cardId }: { userId: string; cardId: string }) =>
+  db
+    .selectFrom('family_memberships as m')
+    .leftJoin('library_records as r', (join) => join.onRef('r.family_id', '=', 'm.family_id').on('r.card_id', '=', cardId))
+    .select(['m.family_id as of_family', 'r.record_id', 'r.family_id', 'r.card_id', 'r.provenance_id', 'r.reason', 'r.created_at', 'r.updated_at'])
+    .where('m.user_id', '=', userId),
+);
+
+/**
+ * The user's family and its record of the card, in one read (an add's first question):
+ * undefined when the user has no family, `record` undefined when the family does not hold it.
+ */
+export async function familyRecordOf(
+  db: Db,
+  userId: string,
+  cardId: string,
+): Promise<{ familyId: string; record: LibraryRecordRow | undefined } | undefined> {
+  const [row] = await familyRecordStatement(db, { userId, cardId });
+  if (!row) return undefined;
+  const { of_family: familyId, ...record } = row;
+  return { familyId, record: record.record_id === null ? undefined : (record as LibraryRecordRow) };
 }
 
 /** Every family's record of a card (the families whose library holds it), in family order. */

@@ -81,7 +81,8 @@ export function createLibraryService(
     },
 
     async add(userId, cardId, alsoCommit) {
-      const card = await findCard(db, cardId);
+      // The card, and the caller's family with its record of it, read side by side.
+      const [card, known] = await Promise.all([findCard(db, cardId), repo.familyRecordOf(db, userId, cardId)]);
       // Only a MYO card needs to know whether the caller may read it (rules.ts).
       const readable =
         card?.origin === 'myo' && card.deleted === 0 && (await mayReadCard(store, families, userId, card));
@@ -93,14 +94,14 @@ export function createLibraryService(
           `card ${cardId} is neither free nor in the club subscription, so it cannot be added to a family library`,
         );
       }
-      const familyId = await families.ensureFamilyId(userId);
+      // A user without a family gets their (stub) family here, which holds nothing yet.
+      const familyId = known?.familyId ?? (await families.ensureFamilyId(userId));
       if (verdict === 'held-as-family-content' && card) {
         return { created: false, record: recordView(familyContentRecord(familyId, card)) };
       }
-      // A card already there (the common repeat) is answered from a read, without taking the
+      // A card already there (the common repeat) is answered from that read, without taking the
       // write lock; the transaction below settles the race between first adds.
-      const present = await repo.findRecord(db, familyId, cardId);
-      if (present) return { created: false, record: recordView(present) };
+      if (known?.record) return { created: false, record: recordView(known.record) };
       // No lock: the unique key (family, card) decides which of concurrent adds creates the record.
       return inUnitOfWork(
         store,
@@ -109,9 +110,10 @@ export function createLibraryService(
           const at = now();
           const row = newLibraryRecord(familyId, cardId, userId, at);
           if (await repo.insertRecordIfAbsent(trx, row)) {
-            await families.recordEvent(trx, familyId, 'card-added', at, { cardId, userId });
-            // The event's tag reads the counters after the bump, in the same round trip.
+            // The history, the bump and the event go out together; the event's tag reads the
+            // counters after the bump, in the same round trip.
             await Promise.all([
+              families.recordEvent(trx, familyId, 'card-added', at, { cardId, userId }),
               bumpCounters(trx, [scopes.family(familyId)]),
               publishLibraryChanges(trx, store, tagger, [{ kind: 'library.added', familyId, cardId, recordId: row.record_id }]),
             ]);
