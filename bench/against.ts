@@ -28,7 +28,7 @@ import { memoryOf } from './process-sampler.js';
 import { addRunSections, targetText, writeResultsJson, type Machine } from './report.js';
 import { measureCeiling, measureServer, prepareScenario, targetMet, type Prepared } from './run-scenario.js';
 import { scenarios, type Scenario } from './scenarios.js';
-import { freePort, startServer, type Server } from './server.js';
+import { buildTree, freePort, startServer, type Server } from './server.js';
 import { seedStore, setupStore, type StoreSetup } from './store.js';
 
 const run = promisify(execFile);
@@ -60,7 +60,7 @@ export async function checkoutRevision(opts: Options, rev: string): Promise<Chec
       log(`against: ${rev} names packages this tree does not have; npm ci in ${root}`);
       await run('npm', ['ci', '--no-audit', '--no-fund'], { cwd: root, maxBuffer: 64 * 1024 * 1024 });
     }
-    if (opts.built) await run(process.execPath, [path.join(root, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.build.json'], { cwd: root });
+    if (opts.built) await buildTree(root);
     return { rev, sha, root, cleanup };
   } catch (err) {
     await cleanup();

@@ -18,11 +18,9 @@
  *
  * Options (flag, or environment variable): see USAGE in bench/options.ts, or `npm run bench -- --help`.
  */
-import { execFile } from 'node:child_process';
 import { mkdtemp } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import { startCeiling, type Ceiling } from './ceiling.js';
 import { makeFixtures } from './fixtures.js';
 import { log } from './log.js';
@@ -35,7 +33,7 @@ import { benchStorePaired, printPaired } from './paired.js';
 import { benchStoreAgainst, checkoutRevision, printCompared, recordCompared, type ComparedStore } from './against.js';
 import { runScenario } from './run-scenario.js';
 import { scenarios } from './scenarios.js';
-import { freePort, startServer, type Server } from './server.js';
+import { buildTree, freePort, startServer, type Server } from './server.js';
 import { countDataset, seedStore, setupStore } from './store.js';
 
 /** Seeds and serves one store, runs the chosen scenarios on it, and tears it down. */
@@ -101,7 +99,7 @@ async function main(): Promise<number> {
   // figure (the revision of --against is built in its own directory, against.ts).
   if (opts.built) {
     log('bench: building this tree (tsc -p tsconfig.build.json)');
-    await promisify(execFile)(process.execPath, [path.join(rootDir, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.build.json'], { cwd: rootDir });
+    await buildTree(rootDir);
   }
   if (opts.against) return compareAgainst(opts, opts.against, command, startedAt, m);
   const ceiling = await startCeiling();

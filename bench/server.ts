@@ -3,11 +3,12 @@
  * or the build), `cardshelf serve` started and awaited until /healthz answers, and the CPU
  * profiles of its processes through bench/profiler-hook.ts.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { readdir } from 'node:fs/promises';
 import net from 'node:net';
 import path from 'node:path';
+import { promisify } from 'node:util';
 import type { Options } from './options.js';
 import { benchDir, rootDir } from './paths.js';
 import { summariseFiles, type Summary } from './profile-summary.js';
@@ -21,6 +22,11 @@ export async function freePort(): Promise<number> {
   server.close();
   await once(server, 'close');
   return port;
+}
+
+/** Builds the tree at `root` into its dist/ (what `--built` runs), with that tree's own compiler. */
+export async function buildTree(root: string): Promise<void> {
+  await promisify(execFile)(process.execPath, [path.join(root, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.build.json'], { cwd: root });
 }
 
 /**

@@ -1,6 +1,7 @@
 import type { LibraryRecordRow } from '../../db/database.js';
 import { preparedStatement } from '../../db/prepared.js';
 import type { Db } from '../../db/unit-of-work.js';
+import { familyIdOf } from '../families/queries.js';
 
 /** Inserts the record unless the family already holds the card; true when it was inserted. */
 export async function insertRecordIfAbsent(db: Db, row: LibraryRecordRow): Promise<boolean> {
@@ -21,12 +22,12 @@ export async function findRecord(db: Db, familyId: string, cardId: string): Prom
     .executeTakeFirst();
 }
 
+// The user's family as the families module reads it (familyIdOf), with its record of the card.
 const familyRecordStatement = preparedStatement((db, { userId, cardId }: { userId: string; cardId: string }) =>
   db
-    .selectFrom('family_memberships as m')
+    .selectFrom(familyIdOf(db, userId).as('m'))
     .leftJoin('library_records as r', (join) => join.onRef('r.family_id', '=', 'm.family_id').on('r.card_id', '=', cardId))
-    .select(['m.family_id as of_family', 'r.record_id', 'r.family_id', 'r.card_id', 'r.provenance_id', 'r.reason', 'r.created_at', 'r.updated_at'])
-    .where('m.user_id', '=', userId),
+    .select(['m.family_id as of_family', 'r.record_id', 'r.family_id', 'r.card_id', 'r.provenance_id', 'r.reason', 'r.created_at', 'r.updated_at']),
 );
 
 /**
