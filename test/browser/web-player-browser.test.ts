@@ -242,6 +242,8 @@ describe.skipIf(!haveBrowser)(`the browser player in Chromium on ${testDialect()
   it("card-play's cutOff stops playback when the track reaches it", async () => {
     await command({ command: 'card-play', cardId: await ourDay(), secondsIn: 1, cutOff: 3, anyButtonStop: true });
     await playingNow();
+    // The status says playing first: the "stopped" the test before left must not pass for the cut-off.
+    await expect.poll(async () => (await status()).playbackStatus, { timeout: 10_000, interval: 100 }).toBe('playing');
     await expect.poll(async () => (await status()).playbackStatus, { timeout: 10_000, interval: 100 }).toBe('stopped');
     expect((await audio(player)).paused).toBe(true);
   });
