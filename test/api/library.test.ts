@@ -290,6 +290,12 @@ describe('POST /card/family/library', () => {
     expect(replies.filter((r) => r.status === 200)).toHaveLength(19);
     expect(new Set(replies.map((r) => r.body.record._id)).size).toBe(1);
     expect((await library(bob)).map((c) => c.cardId)).toEqual([cardId]);
+    // The adds that lost the race wrote nothing that stayed: one history entry of the add.
+    const history = expectStatus(
+      await t.call('GET', '/user/family?showhistory=true', { token: await t.token(alice, '') }),
+      200,
+    ).body.family.history;
+    expect(history.filter((e: any) => e.type === 'card-added' && e.cardId === cardId)).toHaveLength(1);
   });
 });
 

@@ -2,16 +2,16 @@ import type { Static } from '@sinclair/typebox';
 import type { LibraryRecordRow } from '../../db/database.js';
 import { bumpCounters, scopes } from '../../db/change-counters.js';
 import type { Store } from '../../db/dialect.js';
-import { inUnitOfWork, type CommitStep } from '../../db/unit-of-work.js';
+import { inUnitOfWork, type CommitStep, type Db, type Trx } from '../../db/unit-of-work.js';
 import type { TaggedRead, Tagger } from '../../shared/entity-tag.js';
 import { now } from '../../shared/clock.js';
 import { AppError, notFound } from '../../shared/errors.js';
 import { rawArray, rawObject, withRaw, type RawJson } from '../../shared/raw-json.js';
-import { mayReadCard } from '../cards/access.js';
-import { findCard } from '../cards/queries.js';
+import { cardVisibleTo } from '../cards/access.js';
+import { findCardHead } from '../cards/queries.js';
 import type { FamilyService } from '../families/service.js';
 import type { GroupService } from '../groups/service.js';
-import { heldCards } from './holdings.js';
+import { heldCards, holds } from './holdings.js';
 import { libraryTag, publishLibraryChanges, scopesShown, type LibraryForm } from './live-events.js';
 import * as repo from './repository.js';
 import { addability, familyContentRecord, newLibraryRecord } from './rules.js';
@@ -81,53 +81,116 @@ export function createLibraryService(
     },
 
     async add(userId, cardId, alsoCommit) {
-      // The card, and the caller's family with its record of it, read side by side.
-      const [card, known] = await Promise.all([findCard(db, cardId), repo.familyRecordOf(db, userId, cardId)]);
-      // Only a MYO card needs to know whether the caller may read it (rules.ts).
-      const readable =
-        card?.origin === 'myo' && card.deleted === 0 && (await mayReadCard(store, families, userId, card));
-      const verdict = addability(card, readable);
-      if (verdict === 'not-found') throw notFound(`card ${cardId}`);
-      if (verdict === 'not-eligible') {
-        throw new AppError(
-          'card-not-eligible',
-          `card ${cardId} is neither free nor in the club subscription, so it cannot be added to a family library`,
-        );
+      // A user without a family gets their (stub) family, which holds nothing yet, and the add
+      // runs again; an add that lost the race to write the record answers with the winner's.
+      for (;;) {
+        const plan = await addOnce(userId, cardId, alsoCommit);
+        if (plan === 'no-family') await families.ensureFamilyId(userId);
+        else if ('lostTo' in plan) {
+          // A concurrent first add of the card wrote the record first, and this one rolled back.
+          const existing = await repo.findRecord(db, plan.lostTo, cardId);
+          if (existing) return { created: false, record: recordView(existing) };
+        } else return plan;
       }
-      // A user without a family gets their (stub) family here, which holds nothing yet.
-      const familyId = known?.familyId ?? (await families.ensureFamilyId(userId));
-      if (verdict === 'held-as-family-content' && card) {
-        return { created: false, record: recordView(familyContentRecord(familyId, card)) };
-      }
-      // A card already there (the common repeat) is answered from that read, without taking the
-      // write lock; the transaction below settles the race between first adds.
-      if (known?.record) return { created: false, record: recordView(known.record) };
-      // No lock: the unique key (family, card) decides which of concurrent adds creates the record.
-      return inUnitOfWork(
-        store,
-        [],
-        async (trx): Promise<AddedRecord> => {
-          const at = now();
-          const row = newLibraryRecord(familyId, cardId, userId, at);
-          if (await repo.insertRecordIfAbsent(trx, row)) {
-            // The history, the bump and the event go out together; the event's tag reads the
-            // counters after the bump, in the same round trip.
-            await Promise.all([
-              families.recordEvent(trx, familyId, 'card-added', at, { cardId, userId }),
-              bumpCounters(trx, [scopes.family(familyId)]),
-              publishLibraryChanges(trx, store, tagger, [{ kind: 'library.added', familyId, cardId, recordId: row.record_id }]),
-            ]);
-            return { created: true, record: recordView(row) };
-          }
-          const existing = await repo.findRecord(trx, familyId, cardId);
-          if (!existing) throw new Error(`library record of ${cardId} vanished during an add`);
-          return { created: false, record: recordView(existing) };
-        },
-        alsoCommit,
-      );
     },
-
   };
+
+  /**
+   * One try at an add: its answer, or why there is none yet (the caller has no family; a
+   * concurrent add of the card won). The reads decide; only an add that writes a record opens a
+   * transaction's writes, and only that one runs `alsoCommit`.
+   *
+   * Where statements pipeline (PostgreSQL), the reads go out with the `begin`, in one round trip,
+   * and the insert, history, bump and counters' read in the next, sent together: three round
+   * trips with the event and the commit. Elsewhere (SQLite, where a transaction takes the write
+   * lock at its `begin`), the reads go before it, so that a repeated add, the common case, never
+   * takes the lock.
+   */
+  async function addOnce(userId: string, cardId: string, alsoCommit?: CommitStep<AddedRecord>): Promise<AddedRecord | 'no-family' | { lostTo: string }> {
+    const commitWrites: CommitStep<AddedRecord | undefined> = async (trx, added) => {
+      if (added) await alsoCommit?.(trx, added);
+    };
+    try {
+      if (store.dialect.pipelined) {
+        let plan: AddPlan | undefined;
+        const added = await inUnitOfWork(
+          store,
+          [],
+          async (trx) => {
+            plan = await planAdd(trx, userId, cardId);
+            return 'familyId' in plan ? insertRecord(trx, plan.familyId, userId, cardId) : undefined;
+          },
+          commitWrites,
+        );
+        return added ?? (plan as Exclude<AddPlan, { familyId: string }>).answer;
+      }
+      const plan = await planAdd(db, userId, cardId);
+      if (!('familyId' in plan)) return plan.answer;
+      return await inUnitOfWork(store, [], (trx) => insertRecord(trx, plan.familyId, userId, cardId), alsoCommit);
+    } catch (err) {
+      if (err instanceof LostRace) return { lostTo: err.familyId };
+      throw err;
+    }
+  }
+
+  /**
+   * What an add's reads decide: the card, and the caller's family with its record of it, read
+   * side by side. An answer without a write (the card is held already), or the family a record
+   * is to be written in.
+   */
+  async function planAdd(reader: Db, userId: string, cardId: string): Promise<AddPlan> {
+    const [card, known] = await Promise.all([findCardHead(reader, cardId), repo.familyRecordOf(reader, userId, cardId)]);
+    // Only a MYO card needs to know whether the caller may read it (rules.ts): the one policy,
+    // asked of the family just read.
+    const readable =
+      card?.origin === 'myo' &&
+      card.deleted === 0 &&
+      (await cardVisibleTo(userId, card, async (id) => known !== undefined && (await holds(reader, known.familyId, id))));
+    const verdict = addability(card, readable);
+    if (verdict === 'not-found') throw notFound(`card ${cardId}`);
+    if (verdict === 'not-eligible') {
+      throw new AppError(
+        'card-not-eligible',
+        `card ${cardId} is neither free nor in the club subscription, so it cannot be added to a family library`,
+      );
+    }
+    if (!known) return { answer: 'no-family' };
+    if (verdict === 'held-as-family-content' && card) {
+      return { answer: { created: false, record: recordView(familyContentRecord(known.familyId, card)) } };
+    }
+    // A card already there (the common repeat) is answered from that read.
+    if (known.record) return { answer: { created: false, record: recordView(known.record) } };
+    return { familyId: known.familyId };
+  }
+
+  /**
+   * Writes the family's record of the card, with its history, the bump and the event, all sent
+   * together: no lock, the unique key (family, card) decides which of concurrent adds creates the
+   * record, and the one that did not rolls back all it sent (LostRace).
+   */
+  async function insertRecord(trx: Trx, familyId: string, userId: string, cardId: string): Promise<AddedRecord> {
+    const at = now();
+    const row = newLibraryRecord(familyId, cardId, userId, at);
+    // The event's tag reads the counters after the bump, in the same round trip.
+    const [inserted] = await Promise.all([
+      repo.insertRecordIfAbsent(trx, row),
+      families.recordEvent(trx, familyId, 'card-added', at, { cardId, userId }),
+      bumpCounters(trx, [scopes.family(familyId)]),
+      publishLibraryChanges(trx, store, tagger, [{ kind: 'library.added', familyId, cardId, recordId: row.record_id }]),
+    ]);
+    if (!inserted) throw new LostRace(familyId);
+    return { created: true, record: recordView(row) };
+  }
+}
+
+/** What an add's reads decide (planAdd). */
+type AddPlan = { answer: AddedRecord | 'no-family' } | { familyId: string };
+
+/** A concurrent add of the card wrote the family's record first: this add's writes roll back. */
+class LostRace extends Error {
+  constructor(readonly familyId: string) {
+    super('a concurrent add wrote the library record first');
+  }
 }
 
 function recordView(row: LibraryRecordRow): RecordView {
