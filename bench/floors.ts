@@ -103,11 +103,90 @@ async function sqliteFloor(n: number): Promise<void> {
       event!.get('floor-user', 'wishlist.created', at, EVENT_DATA);
       commit!.run();
     });
-    db.close();
     process.stdout.write(`sqlite: a wishlist create's statements (begin immediate ... commit), WAL, synchronous NORMAL: ${fmt(t)}\n`);
+    await sqliteUpdateFloors(db, n);
+    db.close();
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
+}
+
+/**
+ * Issue 37's CPU target for `wishlist-put` (1.5x of 70f09df's whole request), beside what the
+ * database alone costs for each: 70f09df's update (the row read, then the update, each committing
+ * on its own) and this tree's (the user's transaction: the row read for If-Match, the update
+ * with its new version, the counter bumped, the live event, the commit). Alternating rounds.
+ */
+async function sqliteUpdateFloors(db: SQLite.Database, n: number): Promise<void> {
+  const at = new Date().toISOString();
+  db.prepare('insert into wishlists (wishlist_id, share_id, user_id, content, created_at, updated_at) values (?, ?, ?, ?, ?, ?)').run('w-put', 's-put', 'put-user', CONTENT, at, at);
+  const read = db.prepare('select * from wishlists where wishlist_id = ? and user_id = ?');
+  const plainUpdate = db.prepare('update wishlists set content = ?, updated_at = ? where wishlist_id = ? and user_id = ?');
+  const versionedUpdate = db.prepare('update wishlists set content = ?, name = ?, updated_at = ?, version = version + 1 where wishlist_id = ? and user_id = ? returning version');
+  const [begin, bump, event, commit] = ['begin immediate', BUMP, EVENT, 'commit'].map((q) => db.prepare(q.replace(/\$\d+/g, '?')));
+  const shapes = {
+    '70f09df (read, update; no transaction)': () => {
+      read.get('w-put', 'put-user');
+      plainUpdate.run(CONTENT, at, 'w-put', 'put-user');
+    },
+    'this tree (begin immediate, read, update, bump, event, commit)': () => {
+      begin!.run();
+      read.get('w-put', 'put-user');
+      versionedUpdate.get(CONTENT, null, at, 'w-put', 'put-user');
+      bump!.get('wishlists:put-user');
+      event!.get('put-user', 'wishlist.changed', at, EVENT_DATA);
+      commit!.run();
+    },
+  };
+  const results = new Map<string, Timed[]>();
+  for (let round = 0; round < 3; round++) {
+    for (const [name, step] of Object.entries(shapes)) results.set(name, [...(results.get(name) ?? []), await timed(n, step)]);
+  }
+  for (const [name, rounds] of results) {
+    process.stdout.write(`sqlite: a wishlist update's statements, ${name}: ${median(rounds.map((r) => r.cpuUs)).toFixed(0)} µs of CPU (median of 3 rounds)\n`);
+  }
+}
+
+/**
+ * `sqliteUpdateFloors` on PostgreSQL: 70f09df's update (two statements, a round trip and a commit
+ * each) and this tree's, pipelined as the guarded driver sends it (db/guarded-driver.ts) in three
+ * round trips: `begin`, the lock and the read; the update and the bump; the event and `commit`.
+ * The CPU is this process's: the driver's part of a request.
+ */
+async function postgresUpdateFloors(client: pg.Client, url: string, n: number): Promise<void> {
+  const at = new Date().toISOString();
+  await client.query(INSERT, ['w-put', 's-put', 'put-user', CONTENT, at, at]);
+  const piped = new pg.Client({ connectionString: url, pipeline: true } as pg.ClientConfig);
+  await piped.connect();
+  const read = { name: 'row-read', text: 'select * from wishlists where wishlist_id = $1 and user_id = $2', values: ['w-put', 'put-user'] };
+  const shapes = {
+    '70f09df (read, update; no transaction: 2 round trips)': async () => {
+      await client.query(read);
+      await client.query({ name: 'plain-update', text: 'update wishlists set content = $1, updated_at = $2 where wishlist_id = $3 and user_id = $4', values: [CONTENT, at, 'w-put', 'put-user'] });
+    },
+    'this tree (begin, lock, read; update, bump; event, commit: 3 round trips)': async () => {
+      await Promise.all([piped.query('begin'), piped.query({ name: 'lock', text: 'select pg_advisory_xact_lock($1::bigint)', values: ['4243'] }), piped.query(read)]);
+      await Promise.all([
+        piped.query({
+          name: 'versioned-update',
+          text: 'update wishlists set content = $1, name = $2, updated_at = $3, version = version + 1 where wishlist_id = $4 and user_id = $5 returning version',
+          values: [CONTENT, null, at, 'w-put', 'put-user'],
+        }),
+        piped.query({ name: 'bump', text: BUMP, values: ['wishlists:put-user'] }),
+      ]);
+      await Promise.all([piped.query({ name: 'event', text: EVENT, values: ['put-user', 'wishlist.changed', at, EVENT_DATA] }), piped.query('commit')]);
+    },
+  };
+  const results = new Map<string, Timed[]>();
+  for (let round = 0; round < 3; round++) {
+    for (const [name, step] of Object.entries(shapes)) results.set(name, [...(results.get(name) ?? []), await timed(n, step)]);
+  }
+  for (const [name, rounds] of results) {
+    process.stdout.write(
+      `postgres: a wishlist update's statements, ${name}: ${median(rounds.map((r) => r.wallUs)).toFixed(0)} µs, ${median(rounds.map((r) => r.cpuUs)).toFixed(0)} µs of this process's CPU (medians of 3 rounds)\n`,
+    );
+  }
+  await piped.end();
 }
 
 async function postgresFloor(adminUrl: string, n: number): Promise<void> {
@@ -134,6 +213,7 @@ async function postgresFloor(adminUrl: string, n: number): Promise<void> {
       await client.query('commit');
     });
     process.stdout.write(`postgres: a wishlist create's statements (begin, lock, 4 statements, commit: 7 round trips): ${fmt(write)}\n`);
+    await postgresUpdateFloors(client, url.toString(), n);
     const read = await timed(n * 5, () => client.query({ name: 'read', text: 'select scope, version from change_counters where scope = $1', values: ['wishlists:floor-user'] }));
     process.stdout.write(`postgres: one primary-key read on a named statement: ${read.wallUs.toFixed(0)} µs, ${read.cpuUs.toFixed(0)} µs of this process's CPU\n`);
     await client.end();
