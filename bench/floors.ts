@@ -156,7 +156,7 @@ async function sqliteUpdateFloors(db: SQLite.Database, n: number): Promise<void>
 async function postgresUpdateFloors(client: pg.Client, url: string, n: number): Promise<void> {
   const at = new Date().toISOString();
   await client.query(INSERT, ['w-put', 's-put', 'put-user', CONTENT, at, at]);
-  const piped = new pg.Client({ connectionString: url, pipeline: true } as pg.ClientConfig);
+  const piped = new pg.Client({ connectionString: url, pipeline: true });
   await piped.connect();
   const read = { name: 'row-read', text: 'select * from wishlists where wishlist_id = $1 and user_id = $2', values: ['w-put', 'put-user'] };
   const shapes = {

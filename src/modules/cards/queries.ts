@@ -8,16 +8,14 @@ import type { Db } from '../../db/unit-of-work.js';
  * What a card's tag, its read policy (access.ts) and a library add's rules (library/rules.ts)
  * need: its row without the document and list form.
  */
-export type CardHead = Pick<CardRow, 'card_id' | 'user_id' | 'origin' | 'is_free' | 'in_club' | 'deleted' | 'version' | 'created_at'>;
+export const CARD_HEAD_COLUMNS = ['card_id', 'user_id', 'origin', 'is_free', 'in_club', 'deleted', 'version', 'created_at'] as const;
+export type CardHead = Pick<CardRow, (typeof CARD_HEAD_COLUMNS)[number]>;
 
 // Compiled once (db/prepared.ts): every card read and write runs one of them.
 const cardById = preparedStatement((db, { cardId }: { cardId: string }) => db.selectFrom('cards').selectAll().where('card_id', '=', cardId));
 const headById = preparedStatement(
   (db, { cardId }: { cardId: string }) =>
-    db
-      .selectFrom('cards')
-      .select(['card_id', 'user_id', 'origin', 'is_free', 'in_club', 'deleted', 'version', 'created_at'])
-      .where('card_id', '=', cardId),
+    db.selectFrom('cards').select(CARD_HEAD_COLUMNS).where('card_id', '=', cardId),
 );
 
 /** The card with this id, of any origin, deleted or not; undefined when there is none. */

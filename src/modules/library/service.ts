@@ -8,7 +8,6 @@ import { now } from '../../shared/clock.js';
 import { AppError, notFound } from '../../shared/errors.js';
 import { rawArray, rawObject, withRaw, type RawJson } from '../../shared/raw-json.js';
 import { cardVisibleTo } from '../cards/access.js';
-import { findCardHead } from '../cards/queries.js';
 import type { FamilyService } from '../families/service.js';
 import type { GroupService } from '../groups/service.js';
 import { heldCards, holds } from './holdings.js';
@@ -97,13 +96,13 @@ export function createLibraryService(
 
   /**
    * One try at an add: its answer, or why there is none yet (the caller has no family; a
-   * concurrent add of the card won). The reads decide; only an add that writes a record opens a
+   * concurrent add of the card won). Its one read decides; only an add that writes a record opens a
    * transaction's writes, and only that one runs `alsoCommit`.
    *
-   * Where statements pipeline (PostgreSQL), the reads go out with the `begin`, in one round trip,
+   * Where statements pipeline (PostgreSQL), the read goes out with the `begin`, in one round trip,
    * and the insert, history, bump and counters' read in the next, sent together: three round
    * trips with the event and the commit. Elsewhere (SQLite, where a transaction takes the write
-   * lock at its `begin`), the reads go before it, so that a repeated add, the common case, never
+   * lock at its `begin`), the read goes before it, so that a repeated add, the common case, never
    * takes the lock.
    */
   async function addOnce(userId: string, cardId: string, alsoCommit?: CommitStep<AddedRecord>): Promise<AddedRecord | 'no-family' | { lostTo: string }> {
@@ -134,18 +133,19 @@ export function createLibraryService(
   }
 
   /**
-   * What an add's reads decide: the card, and the caller's family with its record of it, read
-   * side by side. An answer without a write (the card is held already), or the family a record
-   * is to be written in.
+   * What an add's read decides: an answer without a write (the card is held already), or the
+   * family a record is to be written in.
    */
   async function planAdd(reader: Db, userId: string, cardId: string): Promise<AddPlan> {
-    const [card, known] = await Promise.all([findCardHead(reader, cardId), repo.familyRecordOf(reader, userId, cardId)]);
+    const facts = await repo.addFacts(reader, userId, cardId);
+    const card = facts?.card;
+    const familyId = facts?.familyId;
     // Only a MYO card needs to know whether the caller may read it (rules.ts): the one policy,
     // asked of the family just read.
     const readable =
       card?.origin === 'myo' &&
       card.deleted === 0 &&
-      (await cardVisibleTo(userId, card, async (id) => known !== undefined && (await holds(reader, known.familyId, id))));
+      (await cardVisibleTo(userId, card, async (id) => familyId !== undefined && (await holds(reader, familyId, id))));
     const verdict = addability(card, readable);
     if (verdict === 'not-found') throw notFound(`card ${cardId}`);
     if (verdict === 'not-eligible') {
@@ -154,13 +154,13 @@ export function createLibraryService(
         `card ${cardId} is neither free nor in the club subscription, so it cannot be added to a family library`,
       );
     }
-    if (!known) return { answer: 'no-family' };
+    if (familyId === undefined) return { answer: 'no-family' };
     if (verdict === 'held-as-family-content' && card) {
-      return { answer: { created: false, record: recordView(familyContentRecord(known.familyId, card)) } };
+      return { answer: { created: false, record: recordView(familyContentRecord(familyId, card)) } };
     }
     // A card already there (the common repeat) is answered from that read.
-    if (known.record) return { answer: { created: false, record: recordView(known.record) } };
-    return { familyId: known.familyId };
+    if (facts?.record) return { answer: { created: false, record: recordView(facts.record) } };
+    return { familyId };
   }
 
   /**
@@ -183,7 +183,7 @@ export function createLibraryService(
   }
 }
 
-/** What an add's reads decide (planAdd). */
+/** What an add's read decides (planAdd). */
 type AddPlan = { answer: AddedRecord | 'no-family' } | { familyId: string };
 
 /** A concurrent add of the card wrote the family's record first: this add's writes roll back. */
