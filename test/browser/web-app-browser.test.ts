@@ -320,7 +320,7 @@ describe.skipIf(!haveBrowser)(`the web app in Chromium on ${testDialect()}`, { t
     await axe(page, 'editor');
   });
 
-  it('a save over a newer version opens the 412 dialog; overwriting keeps mine', async () => {
+  it('a save over a newer version opens the 412 dialog: Keep editing, focused first, keeps my edits; overwriting saves mine', async () => {
     const other = await browser.newContext();
     const theirs = watch(await other.newPage(), problems);
     await signIn(theirs, demo, `/app/cards/${encodeURIComponent(cardId)}`);
@@ -333,6 +333,13 @@ describe.skipIf(!haveBrowser)(`the web app in Chromium on ${testDialect()}`, { t
     const dialog = page.getByRole('dialog', { name: 'Someone else changed this card' });
     await dialog.waitFor();
     await axe(page, 'conflict-dialog');
+    // The safe answer has the focus: Enter keeps the edits on the page and closes the dialog.
+    await expect.poll(() => page.evaluate(() => document.activeElement?.textContent)).toBe('Keep editing');
+    await page.keyboard.press('Enter');
+    await dialog.waitFor({ state: 'hidden' });
+    expect(await page.getByLabel('Title', { exact: true }).inputValue()).toBe('My title');
+    await page.getByRole('button', { name: 'Save' }).click();
+    await dialog.waitFor();
     const overwritten = page.waitForResponse((r) => new URL(r.url()).pathname === '/content' && r.request().method() === 'POST');
     await dialog.getByRole('button', { name: 'Overwrite with mine' }).click();
     expect((await overwritten).status()).toBe(200);

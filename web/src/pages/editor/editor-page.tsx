@@ -54,7 +54,9 @@ function SaveForm({ state, reload }: { state: EditorState; reload: () => Promise
   const status = useSignal('');
   const conflict = useSignal(false);
   const saveButton = useRef<HTMLButtonElement>(null);
-  const dialog = useModalDialog(conflict.value, () => (conflict.value = false));
+  const keepEditing = useRef<HTMLButtonElement>(null);
+  // The safe answer has the focus first: Enter on an opened dialog must not throw the edits away.
+  const dialog = useModalDialog(conflict.value, () => (conflict.value = false), () => keepEditing.current?.focus());
 
   const save = async (overwrite = false): Promise<void> => {
     failure.value = undefined;
@@ -121,10 +123,13 @@ function SaveForm({ state, reload }: { state: EditorState; reload: () => Promise
         )}
       </form>
 
-      <dialog {...dialog} aria-labelledby="conflict-title">
+      <dialog {...dialog} aria-labelledby="conflict-title" aria-describedby="conflict-text">
         <h2 id="conflict-title">{t.conflictTitle}</h2>
-        <p>{t.conflictText}</p>
+        <p id="conflict-text">{t.conflictText}</p>
         <div class="toolbar">
+          <button type="button" ref={keepEditing} onClick={() => (conflict.value = false)}>
+            {t.keepEditing}
+          </button>
           <button type="button" onClick={() => void reload().then(() => (conflict.value = false))}>
             {t.reload}
           </button>
