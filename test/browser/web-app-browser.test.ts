@@ -334,7 +334,7 @@ describe.skipIf(!haveBrowser)(`the web app in Chromium on ${testDialect()}`, { t
     await dialog.waitFor();
     await axe(page, 'conflict-dialog');
     // The safe answer has the focus: Enter keeps the edits on the page and closes the dialog.
-    await expect.poll(() => page.evaluate(() => document.activeElement?.textContent)).toBe('Keep editing');
+    await expect.poll(() => page.evaluate<string>('document.activeElement?.textContent ?? ""')).toBe('Keep editing');
     await page.keyboard.press('Enter');
     await dialog.waitFor({ state: 'hidden' });
     expect(await page.getByLabel('Title', { exact: true }).inputValue()).toBe('My title');
