@@ -94,6 +94,14 @@ export interface Fixtures {
   cardBody: unknown;
   /** Tokens of users with no wishlists, for the wishlist creates (10 each at most). */
   freshUsers: string[];
+  /** The wishlist creates made so far, through every round (run-scenario.ts). */
+  wishlistsMade: { n: number };
+  /** The 20 free catalogue cards (the family library holds them, and the group). */
+  catalogueCardIds: string[];
+  /** Tokens of users in no family yet, each adding every catalogue card once (library-add-new). */
+  adders: string[];
+  /** The first adds made so far, through every round. */
+  firstAdds: { n: number };
   /** Users in no family, each writing cards of their own (card-create-spread). */
   spreadWriters: string[];
   runTag: string;
@@ -199,10 +207,24 @@ export async function makeFixtures(base: string, config: Readonly<Config>): Prom
     cardWriter: tPartner,
     cardBody: cardBody('Bench new card', 3, 2),
     freshUsers: [],
+    wishlistsMade: { n: 0 },
+    catalogueCardIds: catalogue,
+    adders: [],
+    firstAdds: { n: 0 },
     spreadWriters: await Promise.all(Array.from({ length: SPREAD_WRITERS }, (_, i) => mint(user(`spread-${i}`)))),
     runTag,
     mint,
   };
+}
+
+/** Mints users until there are `count` adders (in no family: their first add makes it). */
+export async function mintAdders(f: Fixtures, count: number): Promise<void> {
+  while (f.adders.length < count) {
+    const batch = Array.from({ length: Math.min(500, count - f.adders.length) }, (_, i) =>
+      f.mint(`auth0|bench-${f.runTag}-a${f.adders.length + i}`),
+    );
+    f.adders.push(...(await Promise.all(batch)));
+  }
 }
 
 export async function mintFreshUsers(f: Fixtures, count: number): Promise<void> {

@@ -33,9 +33,12 @@ export interface Watched {
   others: number[];
 }
 
+/** A request's own token, and its own body where it has one (the scenario's otherwise). */
+export type NextRequest = () => { token: string; body?: string };
+
 /**
- * `seconds` of the scenario's request on 127.0.0.1:`port`, each with its own token when
- * `tokenFor` is given; the CPU of `watched.target` is counted per request.
+ * `seconds` of the scenario's request on 127.0.0.1:`port`, each with its own token (and body)
+ * when `requestFor` is given; the CPU of `watched.target` is counted per request.
  */
 export async function measure(
   opts: Pick<Options, 'connections' | 'pipelining'>,
@@ -43,7 +46,7 @@ export async function measure(
   s: Scenario,
   seconds: number,
   watched: Watched,
-  tokenFor?: () => string,
+  requestFor?: NextRequest,
 ): Promise<Measured> {
   const request: autocannon.Request = {
     method: s.method,
@@ -51,8 +54,11 @@ export async function measure(
     headers: requestHeaders(s, s.token),
     ...(s.body === undefined ? {} : { body: s.body }),
   };
-  if (tokenFor) {
-    request.setupRequest = (req) => ({ ...req, headers: { ...req.headers, authorization: `Bearer ${tokenFor()}` } });
+  if (requestFor) {
+    request.setupRequest = (req) => {
+      const next = requestFor();
+      return { ...req, headers: { ...req.headers, authorization: `Bearer ${next.token}` }, ...(next.body === undefined ? {} : { body: next.body }) };
+    };
   }
   const t0 = performance.now();
   const [target0, own0, busy0] = await Promise.all([cpuTicks(watched.target), cpuTicks(watched.others), machineBusyTicks()]);

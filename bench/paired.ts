@@ -44,13 +44,13 @@ export async function benchStorePaired(opts: Options, store: StoreName, checkout
         const runs = await Promise.all(
           sides.map(async ({ side, prepared }) => {
             const pids = await processTree(side.server.child.pid as number);
-            // A bound on the creates of a round (wishlist-post), as the ceiling gives it elsewhere.
+            // A bound on the creates of a round (wishlist-post, library-add-new), as the ceiling gives it elsewhere.
             await prepared.mintFor(3000);
             return { side, prepared, watch: { target: pids, others: [] } };
           }),
         );
         const load = (seconds: number): Promise<Measured[]> =>
-          Promise.all(runs.map((r) => measure(opts, r.side.server.port, r.prepared.s, seconds, r.watch, r.prepared.tokenFor)));
+          Promise.all(runs.map((r) => measure(opts, r.side.server.port, r.prepared.s, seconds, r.watch, r.prepared.requestFor)));
         if (opts.warmup > 0) await load(opts.warmup);
         const [a, b] = (await load(opts.duration)) as [Measured, Measured];
         result.current.push(a);

@@ -43,6 +43,16 @@ export function scenarios(f: Fixtures): Scenario[] {
       token: f.list50,
       body: JSON.stringify({ cardId: f.libraryCardId }),
     },
+    {
+      name: 'library-add-new',
+      kind: 'write',
+      method: 'POST',
+      path: '/card/family/library',
+      target: {},
+      token: f.list50,
+      body: JSON.stringify({ cardId: f.libraryCardId }),
+      note: "a first add: users in no family each add the 20 catalogue cards in turn, so every add is new to the family (a user's first also makes their family); compare with library-add-200",
+    },
     { name: 'group-get', kind: 'read', method: 'GET', path: `/card/family/library/groups/${f.groupId}`, route: '/card/family/library/groups/{groupId}', target: { ratio: 0.35 }, token: f.list50 },
     {
       name: 'group-put',
