@@ -217,21 +217,15 @@ export async function makeFixtures(base: string, config: Readonly<Config>): Prom
   };
 }
 
-/** Mints users until there are `count` adders (in no family: their first add makes it). */
-export async function mintAdders(f: Fixtures, count: number): Promise<void> {
-  while (f.adders.length < count) {
-    const batch = Array.from({ length: Math.min(500, count - f.adders.length) }, (_, i) =>
-      f.mint(`auth0|bench-${f.runTag}-a${f.adders.length + i}`),
-    );
-    f.adders.push(...(await Promise.all(batch)));
+/** Mints new users into `users` (500 at a time) until it holds `count`: `sub`'s tail is `tag` and the index. */
+async function mintUsers(f: Fixtures, users: string[], tag: string, count: number, scope?: string): Promise<void> {
+  while (users.length < count) {
+    const batch = Array.from({ length: Math.min(500, count - users.length) }, (_, i) => f.mint(`auth0|bench-${f.runTag}-${tag}${users.length + i}`, scope));
+    users.push(...(await Promise.all(batch)));
   }
 }
 
-export async function mintFreshUsers(f: Fixtures, count: number): Promise<void> {
-  while (f.freshUsers.length < count) {
-    const batch = Array.from({ length: Math.min(500, count - f.freshUsers.length) }, (_, i) =>
-      f.mint(`auth0|bench-${f.runTag}-w${f.freshUsers.length + i}`, ''),
-    );
-    f.freshUsers.push(...(await Promise.all(batch)));
-  }
-}
+/** Users with no wishlists (wishlist-post), until there are `count`. */
+export const mintFreshUsers = (f: Fixtures, count: number): Promise<void> => mintUsers(f, f.freshUsers, 'w', count, '');
+/** Users in no family (library-add-new: their first add makes it), until there are `count`. */
+export const mintAdders = (f: Fixtures, count: number): Promise<void> => mintUsers(f, f.adders, 'a', count);

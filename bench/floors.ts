@@ -111,6 +111,15 @@ async function sqliteFloor(n: number): Promise<void> {
   }
 }
 
+/** Each of `shapes` `timed` in 3 alternating rounds: the medians of its wall time and CPU, by name. */
+async function alternated(shapes: Record<string, () => unknown>, n: number): Promise<Map<string, Timed>> {
+  const rounds = new Map<string, Timed[]>();
+  for (let round = 0; round < 3; round++) {
+    for (const [name, step] of Object.entries(shapes)) rounds.set(name, [...(rounds.get(name) ?? []), await timed(n, step)]);
+  }
+  return new Map([...rounds].map(([name, ts]) => [name, { wallUs: median(ts.map((t) => t.wallUs)), cpuUs: median(ts.map((t) => t.cpuUs)) }]));
+}
+
 /**
  * Issue 37's CPU target for `wishlist-put` (1.5x of 70f09df's whole request), beside what the
  * database alone costs for each: 70f09df's update (the row read, then the update, each committing
@@ -138,12 +147,8 @@ async function sqliteUpdateFloors(db: SQLite.Database, n: number): Promise<void>
       commit!.run();
     },
   };
-  const results = new Map<string, Timed[]>();
-  for (let round = 0; round < 3; round++) {
-    for (const [name, step] of Object.entries(shapes)) results.set(name, [...(results.get(name) ?? []), await timed(n, step)]);
-  }
-  for (const [name, rounds] of results) {
-    process.stdout.write(`sqlite: a wishlist update's statements, ${name}: ${median(rounds.map((r) => r.cpuUs)).toFixed(0)} µs of CPU (median of 3 rounds)\n`);
+  for (const [name, t] of await alternated(shapes, n)) {
+    process.stdout.write(`sqlite: a wishlist update's statements, ${name}: ${t.cpuUs.toFixed(0)} µs of CPU (median of 3 rounds)\n`);
   }
 }
 
@@ -177,14 +182,8 @@ async function postgresUpdateFloors(client: pg.Client, url: string, n: number): 
       await Promise.all([piped.query({ name: 'event', text: EVENT, values: ['put-user', 'wishlist.changed', at, EVENT_DATA] }), piped.query('commit')]);
     },
   };
-  const results = new Map<string, Timed[]>();
-  for (let round = 0; round < 3; round++) {
-    for (const [name, step] of Object.entries(shapes)) results.set(name, [...(results.get(name) ?? []), await timed(n, step)]);
-  }
-  for (const [name, rounds] of results) {
-    process.stdout.write(
-      `postgres: a wishlist update's statements, ${name}: ${median(rounds.map((r) => r.wallUs)).toFixed(0)} µs, ${median(rounds.map((r) => r.cpuUs)).toFixed(0)} µs of this process's CPU (medians of 3 rounds)\n`,
-    );
+  for (const [name, t] of await alternated(shapes, n)) {
+    process.stdout.write(`postgres: a wishlist update's statements, ${name}: ${t.wallUs.toFixed(0)} µs, ${t.cpuUs.toFixed(0)} µs of this process's CPU (medians of 3 rounds)\n`);
   }
   await piped.end();
 }

@@ -71,12 +71,8 @@ export async function prepareScenario(opts: Options, server: Server, f: Fixtures
   let requestFor: NextRequest | undefined;
   const creates = createsOf(f, s);
   if (creates) {
-    const { users, each, made, body } = creates;
-    requestFor = () => {
-      const n = made.n++;
-      return { token: users[Math.floor(n / each) % users.length] as string, ...(body ? { body: body(n) } : {}) };
-    };
-    await creates.mint(Math.ceil(made.n / each) + 2000);
+    requestFor = () => nthCreate(creates, creates.made.n++);
+    await creates.mint(Math.ceil(creates.made.n / creates.each) + 2000);
   } else if (s.tokens) {
     requestFor = cyclingTokens(s.tokens);
   }
@@ -183,11 +179,13 @@ function cyclingTokens(tokens: string[]): NextRequest {
   return () => ({ token: tokens[i++ % tokens.length] as string });
 }
 
+/** The n-th create's request: its user's token, and its body where it has one. */
+function nthCreate({ users, each, body }: Creates, n: number): { token: string; body?: string } {
+  return { token: users[Math.floor(n / each) % users.length] as string, ...(body ? { body: body(n) } : {}) };
+}
+
 /** The creates' requests again, over the users minted so far (for the ceiling: nothing is created). */
-function cyclingCreates({ users, each, body }: Creates): NextRequest {
+function cyclingCreates(creates: Creates): NextRequest {
   let n = 0;
-  return () => {
-    const i = n++;
-    return { token: users[Math.floor(i / each) % users.length] as string, ...(body ? { body: body(i) } : {}) };
-  };
+  return () => nthCreate(creates, n++);
 }

@@ -106,22 +106,20 @@ export function createLibraryService(
    * takes the lock.
    */
   async function addOnce(userId: string, cardId: string, alsoCommit?: CommitStep<AddedRecord>): Promise<AddedRecord | 'no-family' | { lostTo: string }> {
-    const commitWrites: CommitStep<AddedRecord | undefined> = async (trx, added) => {
-      if (added) await alsoCommit?.(trx, added);
-    };
     try {
       if (store.dialect.pipelined) {
-        let plan: AddPlan | undefined;
-        const added = await inUnitOfWork(
+        return await inUnitOfWork(
           store,
           [],
           async (trx) => {
-            plan = await planAdd(trx, userId, cardId);
-            return 'familyId' in plan ? insertRecord(trx, plan.familyId, userId, cardId) : undefined;
+            const plan = await planAdd(trx, userId, cardId);
+            return 'familyId' in plan ? insertRecord(trx, plan.familyId, userId, cardId) : plan.answer;
           },
-          commitWrites,
+          // Only an add that created the record has something to commit with it.
+          async (trx, result) => {
+            if (result !== 'no-family' && result.created) await alsoCommit?.(trx, result);
+          },
         );
-        return added ?? (plan as Exclude<AddPlan, { familyId: string }>).answer;
       }
       const plan = await planAdd(db, userId, cardId);
       if (!('familyId' in plan)) return plan.answer;
